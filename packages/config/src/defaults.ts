@@ -1,0 +1,69 @@
+// Every default value of the config, in one place. Owns: the numbers and
+// choices a config file may leave out (OpenClaw 2026.9.6 values unless
+// docs/parity.md says otherwise). Does not own: how they are applied (the
+// schema reads these constants) or per-run resolution (runtime-resolver).
+
+export const DEFAULT_AGENT_ID = "main";
+export const DEFAULT_MAIN_KEY = "main";
+export const DEFAULT_CONFIG_FILE = "~/.agent-kernel/config.json5";
+
+export const AGENT_DEFAULTS = {
+  /** 48 h; 0 means no timeout. Older OpenClaw releases used 600 s. */
+  timeoutSeconds: 172_800,
+  verboseDefault: "off",
+  reasoningDefault: "off",
+  elevatedDefault: "on",
+  blockStreamingDefault: "off",
+  blockStreamingBreak: "text_end",
+  blockStreamingChunk: { minChars: 800, maxChars: 1200, breakPreference: "paragraph" },
+  blockStreamingCoalesce: { idleMs: 1000 },
+  typingIntervalSeconds: 6,
+  skipBootstrap: false,
+  bootstrapMaxChars: 20_000,
+  subagents: { maxSpawnDepth: 5, maxConcurrent: 8 },
+  sandbox: { mode: "off", scope: "agent", workspaceAccess: "none" },
+  compaction: { reserveTokensFloor: 20_000, timeoutSeconds: 180 },
+} as const;
+
+/** Used when neither the agent, the model catalog nor the session knows better. */
+export const DEFAULT_CONTEXT_TOKENS = 200_000;
+
+/** OpenClaw 2026.9.x: max(8, 4 × CPUs). */
+export function defaultMaxConcurrent(cpuCount: number): number {
+  return Math.max(8, 4 * cpuCount);
+}
+
+export const QUEUE_DEFAULTS = { mode: "steer", debounceMs: 500, cap: 20, drop: "summarize" } as const;
+
+export const SESSION_DEFAULTS = {
+  scope: "per-sender",
+  dmScope: "main",
+  mainKey: DEFAULT_MAIN_KEY,
+  reset: { mode: "daily", atHour: 4 },
+} as const;
+
+export const CHANNEL_DEFAULTS = {
+  enabled: true,
+  dmPolicy: "pairing",
+  groupPolicy: "allowlist",
+  textChunkLimit: 4000,
+} as const;
+
+export const WEBCHAT_DEFAULTS = { host: "127.0.0.1", port: 18_790 } as const;
+
+/** The OpenClaw 2026.9.6 cooldown ladder (openclaw-behaviors §8). */
+export const AUTH_COOLDOWN_DEFAULTS = {
+  transientSeconds: [30, 60, 300],
+  rateLimitBaseSeconds: 30,
+  rateLimitMaxHours: 24,
+  billingBaseMinutes: 10,
+  billingMaxHours: 24,
+  authPermanentBaseMinutes: 10,
+  authPermanentMaxHours: 1,
+  failureWindowHours: 24,
+} as const;
+
+export const STORE_DEFAULTS = { driver: "sqlite" } as const;
+
+export const CRON_DEFAULTS = { enabled: true, maxConcurrentRuns: 1 } as const;
+export const CRON_JOB_DEFAULTS = { enabled: true, missedRuns: "run-once", deliveryMode: "announce" } as const;

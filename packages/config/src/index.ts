@@ -1,0 +1,55 @@
+// @agent-kernel/config: the whole config the kernel reads, as one zod schema,
+// loaded from JSON5 with ${ENV} substitution and every default filled.
+export { type AgentConfig, defaultAgentId, listAgentIds, resolveAgentConfig } from "./agents.ts";
+export {
+  AGENT_DEFAULTS,
+  AUTH_COOLDOWN_DEFAULTS,
+  CHANNEL_DEFAULTS,
+  CRON_DEFAULTS,
+  CRON_JOB_DEFAULTS,
+  DEFAULT_AGENT_ID,
+  DEFAULT_CONFIG_FILE,
+  DEFAULT_CONTEXT_TOKENS,
+  DEFAULT_MAIN_KEY,
+  defaultMaxConcurrent,
+  QUEUE_DEFAULTS,
+  SESSION_DEFAULTS,
+  STORE_DEFAULTS,
+  WEBCHAT_DEFAULTS,
+} from "./defaults.ts";
+export { type Environment, substituteEnv } from "./env.ts";
+export {
+  ConfigError,
+  type ConfigIssue,
+  type ConfigIssueKind,
+  type ConfigPath,
+  describeFound,
+  formatConfigIssues,
+  formatPath,
+} from "./errors.ts";
+export { CONFIG_SCHEMA_ID, configJsonSchema } from "./json-schema.ts";
+export {
+  CONFIG_ENV_VAR,
+  type LoadConfigOptions,
+  type LoadedConfig,
+  loadConfig,
+  type ParseConfigOptions,
+  type ParseConfigResult,
+  parseConfig,
+  parseConfigText,
+  resolvePath,
+  safeParseConfig,
+} from "./load.ts";
+export { redactSecrets } from "./redact.ts";
+export {
+  configSchema,
+  type KernelConfig,
+  type KernelConfigInput,
+  PROVIDER_APIS,
+  QUEUE_MODES,
+} from "./schema.ts";
+export type { AgentDefaults, AgentEntry } from "./schema-agents.ts";
+export { type Binding, type ChannelConfig, KNOWN_CHANNELS } from "./schema-channels.ts";
+export { AGENT_ID_PATTERN, THINKING_LEVELS } from "./schema-primitives.ts";
+export { type AgentToolsConfig, TOOL_PROFILES, type ToolsConfig } from "./schema-tools.ts";
+export { closestMatch, editDistance } from "./suggest.ts";

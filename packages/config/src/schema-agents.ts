@@ -1,0 +1,132 @@
+// `agents.defaults` and `agents.list[]`. Owns: per-agent settings and their
+// defaults. Does not own: resolving workspace/agentDir paths, model refs or
+// thinking levels for a run (runtime-resolver).
+import { z } from "zod";
+import { AGENT_DEFAULTS } from "./defaults.ts";
+import {
+  agentId,
+  elevatedLevel,
+  modelSelection,
+  modelsMap,
+  nonEmptyString,
+  nonNegativeInt,
+  onOff,
+  positiveInt,
+  reasoningLevel,
+  thinkingLevel,
+  verboseLevel,
+} from "./schema-primitives.ts";
+import { agentToolsConfig } from "./schema-tools.ts";
+
+const D = AGENT_DEFAULTS;
+
+// Each nested section exists twice: with every field optional (an agent
+// entry, merged over the defaults) and with defaults filled (agents.defaults).
+// Zod applies an inner default even under .partial(), so the two are built
+// from one field list rather than derived from each other.
+const chunkFields = {
+  minChars: positiveInt,
+  maxChars: positiveInt,
+  breakPreference: z.enum(["paragraph", "newline", "sentence"]),
+};
+const coalesceFields = { idleMs: nonNegativeInt, minChars: positiveInt, maxChars: positiveInt };
+const sandboxFields = {
+  mode: z.enum(["off", "non-main", "all"]).describe('"non-main": sandbox every session but the main one.'),
+  scope: z.enum(["session", "agent", "shared"]),
+  workspaceAccess: z.enum(["none", "ro", "rw"]),
+};
+const subagentFields = {
+  maxSpawnDepth: positiveInt,
+  maxConcurrent: positiveInt,
+  model: modelSelection,
+  thinking: thinkingLevel,
+};
+
+const blockStreamingChunk = z.strictObject({
+  minChars: chunkFields.minChars.default(D.blockStreamingChunk.minChars),
+  maxChars: chunkFields.maxChars.default(D.blockStreamingChunk.maxChars),
+  breakPreference: chunkFields.breakPreference.default(D.blockStreamingChunk.breakPreference),
+});
+const blockStreamingCoalesce = z.strictObject({
+  idleMs: coalesceFields.idleMs.default(D.blockStreamingCoalesce.idleMs),
+  minChars: coalesceFields.minChars.optional(),
+  maxChars: coalesceFields.maxChars.optional(),
+});
+const sandbox = z.strictObject({
+  mode: sandboxFields.mode.default(D.sandbox.mode),
+  scope: sandboxFields.scope.default(D.sandbox.scope),
+  workspaceAccess: sandboxFields.workspaceAccess.default(D.sandbox.workspaceAccess),
+});
+const subagents = z.strictObject({
+  maxSpawnDepth: subagentFields.maxSpawnDepth.default(D.subagents.maxSpawnDepth),
+  maxConcurrent: subagentFields.maxConcurrent.default(D.subagents.maxConcurrent),
+  model: subagentFields.model.optional(),
+  thinking: subagentFields.thinking.optional(),
+});
+const compaction = z.strictObject({
+  reserveTokensFloor: nonNegativeInt.default(D.compaction.reserveTokensFloor),
+  timeoutSeconds: positiveInt.default(D.compaction.timeoutSeconds),
+});
+
+const optionalFields = <T extends Record<string, z.ZodType>>(fields: T) => z.strictObject(fields).partial();
+
+/** Settings an agent entry may override; shared by defaults (with defaults) and entries (without). */
+const agentSettings = {
+  workspace: nonEmptyString.optional().describe("The agent's working directory; ~ is the home directory."),
+  agentDir: nonEmptyString.optional().describe("Where the agent's auth profiles and state live."),
+  model: modelSelection.optional(),
+  models: modelsMap.optional(),
+  imageModel: modelSelection.optional(),
+  contextTokens: positiveInt.optional().describe("Context window override; else the model's, else 200000."),
+  thinkingDefault: thinkingLevel.optional(),
+  skipBootstrap: z.boolean().optional(),
+  bootstrapMaxChars: positiveInt.optional(),
+  tools: agentToolsConfig.optional(),
+};
+
+export const agentDefaults = z.strictObject({
+  ...agentSettings,
+  timeoutSeconds: nonNegativeInt.default(D.timeoutSeconds).describe("Turn timeout; 0 = none."),
+  verboseDefault: verboseLevel.default(D.verboseDefault),
+  reasoningDefault: reasoningLevel.default(D.reasoningDefault),
+  elevatedDefault: elevatedLevel.default(D.elevatedDefault),
+  blockStreamingDefault: onOff.default(D.blockStreamingDefault),
+  blockStreamingBreak: z.enum(["text_end", "message_end"]).default(D.blockStreamingBreak),
+  blockStreamingChunk: blockStreamingChunk.prefault({}),
+  blockStreamingCoalesce: blockStreamingCoalesce.prefault({}),
+  typingIntervalSeconds: positiveInt.default(D.typingIntervalSeconds),
+  skipBootstrap: z.boolean().default(D.skipBootstrap),
+  bootstrapMaxChars: positiveInt.default(D.bootstrapMaxChars),
+  maxConcurrent: positiveInt
+    .optional()
+    .describe("Turns at once across all sessions; default max(8, 4 x CPUs)."),
+  sandbox: sandbox.prefault({}),
+  subagents: subagents.prefault({}),
+  compaction: compaction.prefault({}),
+});
+
+export const agentEntry = z.strictObject({
+  id: agentId,
+  default: z.boolean().optional().describe("The agent used when a request names none."),
+  name: nonEmptyString.optional(),
+  identity: z.strictObject({ name: nonEmptyString.optional(), emoji: nonEmptyString.optional() }).optional(),
+  ...agentSettings,
+  timeoutSeconds: nonNegativeInt.optional(),
+  verboseDefault: verboseLevel.optional(),
+  reasoningDefault: reasoningLevel.optional(),
+  elevatedDefault: elevatedLevel.optional(),
+  blockStreamingDefault: onOff.optional(),
+  blockStreamingBreak: z.enum(["text_end", "message_end"]).optional(),
+  blockStreamingChunk: optionalFields(chunkFields).optional(),
+  blockStreamingCoalesce: optionalFields(coalesceFields).optional(),
+  sandbox: optionalFields(sandboxFields).optional(),
+  subagents: optionalFields(subagentFields).optional(),
+});
+
+export const agentsConfig = z.strictObject({
+  defaults: agentDefaults.prefault({}),
+  list: z.array(agentEntry).default([]).describe('The agents; none means one agent, "main".'),
+});
+
+export type AgentDefaults = z.output<typeof agentDefaults>;
+export type AgentEntry = z.output<typeof agentEntry>;

@@ -1,0 +1,94 @@
+// `channels.<id>` and `bindings`. Owns: access-control settings, limits and
+// the adapter-specific keys of the channels this project ships (telegram,
+// slack, webchat). Other channel ids get the common settings only. Does not
+// own: enforcing any of it (channels-core).
+import { z } from "zod";
+import { CHANNEL_DEFAULTS, WEBCHAT_DEFAULTS } from "./defaults.ts";
+import { agentId, nonEmptyString, nonNegativeInt, onOff, peerId, positiveInt } from "./schema-primitives.ts";
+import { toolListPolicy } from "./schema-tools.ts";
+
+export const KNOWN_CHANNELS = ["telegram", "slack", "webchat"] as const;
+
+const groupSettings = z.strictObject({
+  enabled: z.boolean().optional(),
+  requireMention: z.boolean().optional().describe("Reply only when mentioned (default true in groups)."),
+  allowFrom: z.array(peerId).optional().describe("Senders allowed in this group."),
+  tools: toolListPolicy.optional().describe("The group/channel tool-policy layer."),
+  historyLimit: nonNegativeInt.optional(),
+});
+
+const commonChannelFields = {
+  enabled: z.boolean().default(CHANNEL_DEFAULTS.enabled),
+  dmPolicy: z
+    .enum(["pairing", "allowlist", "open", "disabled"])
+    .default(CHANNEL_DEFAULTS.dmPolicy)
+    .describe('"pairing": unknown senders get a code the owner approves.'),
+  allowFrom: z.array(peerId).optional().describe('DM senders always allowed ("*" = everyone).'),
+  groupPolicy: z.enum(["open", "allowlist", "disabled"]).default(CHANNEL_DEFAULTS.groupPolicy),
+  groupAllowFrom: z.array(peerId).optional(),
+  groups: z
+    .record(nonEmptyString, groupSettings)
+    .optional()
+    .describe('Per group id, or "*" for every group.'),
+  textChunkLimit: positiveInt.default(CHANNEL_DEFAULTS.textChunkLimit),
+  chunkMode: z.enum(["length", "newline"]).optional(),
+  historyLimit: nonNegativeInt.optional(),
+  dmHistoryLimit: nonNegativeInt.optional(),
+  dms: z.record(nonEmptyString, z.strictObject({ historyLimit: nonNegativeInt.optional() })).optional(),
+  blockStreaming: onOff.optional(),
+  blockStreamingCoalesce: z
+    .strictObject({ idleMs: nonNegativeInt.optional(), minChars: positiveInt.optional() })
+    .optional(),
+};
+
+export const genericChannel = z.strictObject(commonChannelFields);
+
+export const telegramChannel = z.strictObject({
+  ...commonChannelFields,
+  botToken: nonEmptyString.optional().describe("From @BotFather; use ${TELEGRAM_BOT_TOKEN}."),
+  apiBaseUrl: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe("Bot API base URL (tests point it at a local server)."),
+  pollTimeoutSeconds: positiveInt.optional(),
+});
+
+export const slackChannel = z.strictObject({
+  ...commonChannelFields,
+  mode: z.enum(["events", "socket"]).default("events"),
+  botToken: nonEmptyString.optional(),
+  appToken: nonEmptyString.optional().describe("xapp- token, Socket Mode only."),
+  signingSecret: nonEmptyString.optional().describe("Verifies Events API request signatures."),
+  apiBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+});
+
+export const webchatChannel = z.strictObject({
+  ...commonChannelFields,
+  dmPolicy: z.enum(["pairing", "allowlist", "open", "disabled"]).default("open"),
+  host: nonEmptyString.default(WEBCHAT_DEFAULTS.host).describe("Bind address; loopback by default."),
+  port: z.number().int().min(0).max(65_535).default(WEBCHAT_DEFAULTS.port),
+  token: nonEmptyString.optional().describe("Bearer token a browser must present; generated when unset."),
+});
+
+export const channelsConfig = z
+  .strictObject({
+    telegram: telegramChannel.optional(),
+    slack: slackChannel.optional(),
+    webchat: webchatChannel.optional(),
+  })
+  .catchall(genericChannel)
+  .describe("Chat channels by id.");
+
+export const binding = z.strictObject({
+  agentId,
+  match: z.strictObject({
+    channel: nonEmptyString,
+    accountId: nonEmptyString.optional(),
+    peer: z.strictObject({ kind: z.enum(["direct", "group", "channel"]), id: peerId }).optional(),
+    guildId: nonEmptyString.optional(),
+    teamId: nonEmptyString.optional(),
+  }),
+});
+
+export type ChannelConfig = z.output<typeof genericChannel>;
+export type Binding = z.output<typeof binding>;

@@ -1,0 +1,64 @@
+// The `tools` section and the per-agent tool policy. Owns: the shape of allow
+// and deny lists, profiles and their per-provider, sandbox and subagent
+// variants. Does not own: what groups contain or how layers combine
+// (tool-policy does, and reports unknown group names with their config path).
+import { z } from "zod";
+import { nonEmptyString, positiveInt, toolPatternList } from "./schema-primitives.ts";
+
+export const TOOL_PROFILES = ["minimal", "coding", "messaging", "full"] as const;
+export const toolProfile = z.enum(TOOL_PROFILES);
+
+const allowDeny = {
+  allow: toolPatternList.optional().describe("Only these tools (names, group:* or * globs); empty = all."),
+  deny: toolPatternList.optional().describe("Never these tools; deny always wins."),
+  alsoAllow: toolPatternList.optional().describe("Added to the profile's allowlist."),
+};
+
+export const toolListPolicy = z.strictObject(allowDeny);
+
+export const toolProviderPolicy = z.strictObject({ profile: toolProfile.optional(), ...allowDeny });
+
+const byProvider = z
+  .record(nonEmptyString, toolProviderPolicy)
+  .describe('Per provider ("openai") or model ("openai/gpt-5") policy, applied after the general one.');
+
+export const elevatedConfig = z.strictObject({
+  enabled: z.boolean().optional(),
+  allowFrom: z
+    .record(nonEmptyString, z.array(z.union([z.string(), z.number().int()]).transform(String)))
+    .optional()
+    .describe("Per channel, the senders who may use elevated mode."),
+});
+
+/** `agents.list[].tools`: the agent layer (and its sandbox override). */
+export const agentToolsConfig = z.strictObject({
+  profile: toolProfile.optional(),
+  ...allowDeny,
+  byProvider: byProvider.optional(),
+  sandbox: z.strictObject({ tools: toolListPolicy.optional() }).optional(),
+  elevated: elevatedConfig.optional(),
+});
+
+/** Top-level `tools`. */
+export const toolsConfig = z.strictObject({
+  profile: toolProfile.optional().describe("Base tool set; unset = no profile restriction."),
+  ...allowDeny,
+  byProvider: byProvider.optional(),
+  sandbox: z
+    .strictObject({ tools: toolListPolicy.optional() })
+    .optional()
+    .describe("Tools of sandboxed sessions; allow replaces the default sandbox allowlist."),
+  subagents: z
+    .strictObject({ tools: toolListPolicy.optional() })
+    .optional()
+    .describe("Extra limits for subagent sessions; deny adds to the built-in subagent denylist."),
+  elevated: elevatedConfig.optional(),
+  bySender: z
+    .record(nonEmptyString, toolListPolicy)
+    .optional()
+    .describe('Per sender ("telegram:123") policy, the last pipeline layer.'),
+  maxCallsPerTurn: positiveInt.optional(),
+});
+
+export type ToolsConfig = z.output<typeof toolsConfig>;
+export type AgentToolsConfig = z.output<typeof agentToolsConfig>;

@@ -1,0 +1,41 @@
+// Tests of the layer table's lookups: exact names before patterns, and the
+// table keeping dependencies pointing down. Does not own checking a workspace.
+import { describe, expect, test } from "vitest";
+import { APP_LAYER, layerEntryFor, mayDependOn, PACKAGE_LAYERS, restrictionFor } from "./layers.ts";
+
+describe("layer table", () => {
+  test("channels-core is layer 3 and other channels-* adapters layer 4", () => {
+    expect(layerEntryFor("@agent-kernel/channels-core")?.layer).toBe(3);
+    expect(layerEntryFor("@agent-kernel/channels-slack")?.layer).toBe(4);
+    expect(layerEntryFor("@agent-kernel/channels-")).toBeUndefined();
+    expect(layerEntryFor("@agent-kernel/widgets")).toBeUndefined();
+  });
+
+  test("no dependency points up, and the table has no cycle", () => {
+    const table = { ...PACKAGE_LAYERS, "apps/*": APP_LAYER };
+    const dependsOn = (name: string, target: string, seen: Set<string>): boolean => {
+      const entry = table[name as keyof typeof table] ?? layerEntryFor(name);
+      return (entry?.mayDependOn ?? []).some(
+        (next) => next === target || (!seen.has(next) && dependsOn(next, target, seen.add(next))),
+      );
+    };
+    for (const [name, entry] of Object.entries(table)) {
+      for (const dependency of entry.mayDependOn) {
+        // Same-layer edges exist (turn-pipeline → runtime-resolver); upward ones never.
+        expect(layerEntryFor(dependency)?.layer, `${name} → ${dependency}`).toBeLessThanOrEqual(entry.layer);
+      }
+      expect(dependsOn(name, name, new Set()), `${name} depends on itself`).toBe(false);
+    }
+  });
+
+  test("apps may use channel adapters and the kernel, not the layers below the kernel", () => {
+    expect(mayDependOn(APP_LAYER, "@agent-kernel/channels-telegram")).toBe(true);
+    expect(mayDependOn(APP_LAYER, "@agent-kernel/kernel")).toBe(true);
+    expect(mayDependOn(APP_LAYER, "@agent-kernel/turn-pipeline")).toBe(false);
+  });
+
+  test("the pi SDK is restricted by scope", () => {
+    expect(restrictionFor("@earendil-works/pi-coding-agent")?.label).toBe("the pi SDK");
+    expect(restrictionFor("zod")).toBeUndefined();
+  });
+});

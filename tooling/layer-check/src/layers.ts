@@ -1,0 +1,99 @@
+// The layer table of the design (DESIGN.md §2) as data. Owns: which workspace package sits
+// on which layer, which `@agent-kernel/*` packages each may depend on, and which
+// third-party packages are reserved for a few packages. Does not own: reading
+// the workspace or deciding what a violation is (layer-check.ts does that).
+// To change the architecture, change this file; the check follows.
+
+export const WORKSPACE_SCOPE = "@agent-kernel/";
+
+export type LayerEntry = {
+  readonly layer: number;
+  /** Package names, or a `prefix*` pattern such as `@agent-kernel/channels-*`. */
+  readonly mayDependOn: readonly string[];
+};
+
+const CONFIG = "@agent-kernel/config";
+const TOOL_POLICY = "@agent-kernel/tool-policy";
+const SESSION_STORE = "@agent-kernel/session-store";
+const RUNTIME_RESOLVER = "@agent-kernel/runtime-resolver";
+const TURN_PIPELINE = "@agent-kernel/turn-pipeline";
+const KERNEL = "@agent-kernel/kernel";
+const CHANNELS_CORE = "@agent-kernel/channels-core";
+const CHANNEL_ADAPTERS = "@agent-kernel/channels-*";
+
+/**
+ * Every package under packages/, by name. An exact name wins over a pattern,
+ * so `channels-core` is layer 3 although it also matches `channels-*`.
+ */
+export const PACKAGE_LAYERS: Readonly<Record<string, LayerEntry>> = {
+  [CONFIG]: { layer: 0, mayDependOn: [] },
+  [TOOL_POLICY]: { layer: 1, mayDependOn: [CONFIG] },
+  [SESSION_STORE]: { layer: 1, mayDependOn: [CONFIG] },
+  [RUNTIME_RESOLVER]: { layer: 2, mayDependOn: [CONFIG, TOOL_POLICY, SESSION_STORE] },
+  [TURN_PIPELINE]: { layer: 2, mayDependOn: [CONFIG, TOOL_POLICY, SESSION_STORE, RUNTIME_RESOLVER] },
+  [KERNEL]: { layer: 3, mayDependOn: [CONFIG, TOOL_POLICY, SESSION_STORE, RUNTIME_RESOLVER, TURN_PIPELINE] },
+  [CHANNELS_CORE]: { layer: 3, mayDependOn: [CONFIG] },
+  [CHANNEL_ADAPTERS]: { layer: 4, mayDependOn: [CHANNELS_CORE, CONFIG] },
+};
+
+/** Every package under apps/, whatever its name: thin entry points on top. */
+export const APP_LAYER: LayerEntry = {
+  layer: 5,
+  mayDependOn: [KERNEL, CHANNELS_CORE, CHANNEL_ADAPTERS, CONFIG],
+};
+
+export type RestrictedThirdParty = {
+  readonly pattern: string;
+  readonly label: string;
+  readonly allowedFor: readonly string[];
+  readonly allowedInTooling: boolean;
+};
+
+/**
+ * Third-party packages only some packages may use. The pi SDK stays behind the
+ * turn-pipeline and the kernel; apps reach it only through the kernel.
+ */
+export const RESTRICTED_THIRD_PARTY: readonly RestrictedThirdParty[] = [
+  {
+    pattern: "@earendil-works/*",
+    label: "the pi SDK",
+    allowedFor: [TURN_PIPELINE, KERNEL],
+    allowedInTooling: true,
+  },
+];
+
+/**
+ * Tooling holds test helpers (the fake LLM server, the parity harness), so a
+ * package's tests may use a tooling package declared as a devDependency. Its
+ * shipped code (non-test files, runtime dependencies) never may (DESIGN §2).
+ */
+export const TOOLING_ALLOWED_IN_TESTS = true;
+
+export function matchesPattern(name: string, pattern: string): boolean {
+  return pattern.endsWith("*")
+    ? name.startsWith(pattern.slice(0, -1)) && name.length >= pattern.length
+    : name === pattern;
+}
+
+/** The entry for a package under packages/, or undefined when the table does not know it. */
+export function layerEntryFor(packageName: string): LayerEntry | undefined {
+  const exact = PACKAGE_LAYERS[packageName];
+  if (exact !== undefined) return exact;
+  for (const [pattern, entry] of Object.entries(PACKAGE_LAYERS)) {
+    if (pattern.endsWith("*") && matchesPattern(packageName, pattern)) return entry;
+  }
+  return undefined;
+}
+
+export function mayDependOn(entry: LayerEntry, target: string): boolean {
+  return entry.mayDependOn.some((pattern) => matchesPattern(target, pattern));
+}
+
+export function restrictionFor(packageName: string): RestrictedThirdParty | undefined {
+  return RESTRICTED_THIRD_PARTY.find((restriction) => matchesPattern(packageName, restriction.pattern));
+}
+
+/** `@agent-kernel/tool-policy` → `tool-policy`, for messages. */
+export function shortName(packageName: string): string {
+  return packageName.startsWith(WORKSPACE_SCOPE) ? packageName.slice(WORKSPACE_SCOPE.length) : packageName;
+}

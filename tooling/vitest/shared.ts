@@ -1,0 +1,21 @@
+// Shared vitest settings for every workspace project. Owns: source-condition
+// resolution (tests run against each package's src, no build needed) and the
+// JSON report that `tooling/scripts/run-tests.mjs` adds up into the CI line.
+import { defineConfig, type ViteUserConfig } from "vitest/config";
+
+export const SOURCE_CONDITION = "@agent-kernel/source";
+
+/** The per-package vitest project: `export default packageProject(import.meta.dirname)`. */
+export function packageProject(dir: string, overrides: ViteUserConfig["test"] = {}): ViteUserConfig {
+  return defineConfig({
+    root: dir,
+    resolve: { conditions: [SOURCE_CONDITION] },
+    ssr: { resolve: { conditions: [SOURCE_CONDITION] } },
+    test: {
+      include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+      environment: "node",
+      reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
+      ...overrides,
+    },
+  });
+}
