@@ -293,6 +293,7 @@ function judgeDependency(context: CheckContext, target: string, forTests: boolea
   if (restriction === undefined) return undefined;
   if (restriction.allowedFor.includes(pkg.name)) return undefined;
   if (role.kind === "tooling" && restriction.allowedInTooling) return undefined;
+  if (forTests && restriction.allowedInTests) return undefined;
   const users = [
     ...restriction.allowedFor.map(shortName),
     ...(restriction.allowedInTooling ? ["tooling/*"] : []),

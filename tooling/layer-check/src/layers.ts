@@ -47,11 +47,15 @@ export type RestrictedThirdParty = {
   readonly label: string;
   readonly allowedFor: readonly string[];
   readonly allowedInTooling: boolean;
+  /** Test files (and devDependencies) of any package may use it, e.g. to prove an adapter against the real thing. */
+  readonly allowedInTests: boolean;
 };
 
 /**
  * Third-party packages only some packages may use. The pi SDK stays behind the
- * turn-pipeline and the kernel; apps reach it only through the kernel.
+ * turn-pipeline and the kernel in shipped code; apps reach it only through the
+ * kernel. Tests anywhere may use it (as a devDependency) to check structural
+ * adapters and schemas against the real SDK.
  */
 export const RESTRICTED_THIRD_PARTY: readonly RestrictedThirdParty[] = [
   {
@@ -59,6 +63,7 @@ export const RESTRICTED_THIRD_PARTY: readonly RestrictedThirdParty[] = [
     label: "the pi SDK",
     allowedFor: [TURN_PIPELINE, KERNEL],
     allowedInTooling: true,
+    allowedInTests: true,
   },
 ];
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+// `agent-kernel-bench`: runs every `bench/*.bench.ts` of the package in the
+// current directory (each default-exports a suite or a list of suites),
+// prints Markdown tables and writes `bench-results.json` beside them.
+// Owns: finding and loading bench files; the timing is harness.ts.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { type BenchSuite, formatSuite, runSuite, type SuiteResult } from "./harness.ts";
+
+const SOURCE_CONDITION = "--conditions=@agent-kernel/source";
+
+// Bench files import workspace packages from source, like the tests do.
+if (!process.execArgv.includes(SOURCE_CONDITION)) {
+  const result = spawnSync(
+    process.execPath,
+    [SOURCE_CONDITION, "--expose-gc", ...process.execArgv, import.meta.filename, ...process.argv.slice(2)],
+    {
+      stdio: "inherit",
+    },
+  );
+  process.exit(result.status ?? 1);
+}
+
+const dir = process.cwd();
+const benchDir = join(dir, "bench");
+const filter = process.argv[2];
+const files = existsSync(benchDir)
+  ? readdirSync(benchDir)
+      .filter((name) => name.endsWith(".bench.ts") && (filter === undefined || name.includes(filter)))
+      .sort()
+  : [];
+if (files.length === 0) {
+  console.error(`agent-kernel-bench: no bench/*.bench.ts in ${dir}`);
+  process.exit(1);
+}
+
+const packageName = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name: string }).name;
+const results: SuiteResult[] = [];
+console.log(`## ${packageName}\n`);
+for (const file of files) {
+  const module = (await import(pathToFileURL(join(benchDir, file)).href)) as {
+    default: BenchSuite | BenchSuite[];
+  };
+  const suites = Array.isArray(module.default) ? module.default : [module.default];
+  for (const suite of suites) {
+    const result = await runSuite(suite);
+    results.push(result);
+    console.log(`${formatSuite(result)}\n`);
+  }
+}
+const report = {
+  package: packageName,
+  node: process.version,
+  date: new Date().toISOString(),
+  suites: results,
+};
+writeFileSync(join(dir, "bench-results.json"), `${JSON.stringify(report, null, 2)}\n`);

@@ -1,0 +1,143 @@
+// The benchmark harness. Owns: timing each case of a suite in one process
+// run, the statistics, and the ratio of every case against the suite's
+// baseline case (speed is reported relative to a baseline measured in the
+// same run, never as absolute targets in tests). Does not own: what is
+// measured (each package's bench/*.bench.ts) or aggregating packages
+// (the root `pnpm bench`).
+import { performance } from "node:perf_hooks";
+
+export interface BenchCase<State = unknown> {
+  readonly name: string;
+  /** Untimed, before every iteration: fresh state for the timed part (a new database, a new stream). */
+  readonly before?: () => State | Promise<State>;
+  /** The timed work. */
+  readonly run: (state: State) => unknown | Promise<unknown>;
+  /** Untimed, after every iteration. */
+  readonly after?: (state: State) => unknown | Promise<unknown>;
+}
+
+export interface BenchSuite {
+  readonly name: string;
+  /** The case every other case is compared with; must be one of `cases`. */
+  readonly baseline: string;
+  // biome-ignore lint/suspicious/noExplicitAny: each case has its own state type
+  readonly cases: readonly BenchCase<any>[];
+  /** Timed iterations per case (default 10). */
+  readonly iterations?: number;
+  /** Untimed iterations first, to warm the JIT and caches (default 2). */
+  readonly warmup?: number;
+  /** Bytes one iteration processes, to report MB/s. */
+  readonly bytesPerIteration?: number;
+  /** Items one iteration processes (entries, tools), to report items/s. */
+  readonly itemsPerIteration?: number;
+}
+
+/** Declares a suite; the identity function, for type checking in bench files. */
+export function defineSuite(suite: BenchSuite): BenchSuite {
+  if (!suite.cases.some((c) => c.name === suite.baseline)) {
+    throw new Error(`bench suite "${suite.name}": baseline "${suite.baseline}" is not one of its cases`);
+  }
+  return suite;
+}
+
+export interface CaseResult {
+  readonly name: string;
+  readonly iterations: number;
+  readonly meanMs: number;
+  readonly medianMs: number;
+  readonly minMs: number;
+  readonly maxMs: number;
+  /** Median time of the baseline divided by this case's median time: > 1 means faster than the baseline. */
+  readonly speedupVsBaseline: number;
+  readonly mbPerSecond?: number;
+  readonly itemsPerSecond?: number;
+}
+
+export interface SuiteResult {
+  readonly suite: string;
+  readonly baseline: string;
+  readonly cases: readonly CaseResult[];
+}
+
+export async function runSuite(suite: BenchSuite): Promise<SuiteResult> {
+  const iterations = suite.iterations ?? 10;
+  const warmup = suite.warmup ?? 2;
+  const timings = new Map<string, number[]>();
+  // Cases are interleaved iteration by iteration, so a slow phase of the
+  // machine (another process, GC of an earlier case) hits every case alike.
+  for (let round = 0; round < warmup + iterations; round++) {
+    for (const benchCase of suite.cases) {
+      const state = await benchCase.before?.();
+      const start = performance.now();
+      await benchCase.run(state);
+      const elapsed = performance.now() - start;
+      await benchCase.after?.(state);
+      if (round >= warmup) {
+        const list = timings.get(benchCase.name) ?? [];
+        list.push(elapsed);
+        timings.set(benchCase.name, list);
+      }
+    }
+  }
+  const baselineMedian = median(timings.get(suite.baseline) ?? []);
+  const cases = suite.cases.map((benchCase): CaseResult => {
+    const samples = timings.get(benchCase.name) ?? [];
+    const medianMs = median(samples);
+    const seconds = medianMs / 1000;
+    return {
+      name: benchCase.name,
+      iterations: samples.length,
+      meanMs: samples.reduce((sum, value) => sum + value, 0) / samples.length,
+      medianMs,
+      minMs: Math.min(...samples),
+      maxMs: Math.max(...samples),
+      speedupVsBaseline: baselineMedian / medianMs,
+      ...(suite.bytesPerIteration === undefined
+        ? {}
+        : { mbPerSecond: suite.bytesPerIteration / 1e6 / seconds }),
+      ...(suite.itemsPerIteration === undefined ? {} : { itemsPerSecond: suite.itemsPerIteration / seconds }),
+    };
+  });
+  return { suite: suite.name, baseline: suite.baseline, cases };
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/** A Markdown table of one suite, ratios against its baseline. */
+export function formatSuite(result: SuiteResult): string {
+  const hasMb = result.cases.some((c) => c.mbPerSecond !== undefined);
+  const hasItems = result.cases.some((c) => c.itemsPerSecond !== undefined);
+  const header = [
+    "case",
+    "median ms",
+    "min ms",
+    "× baseline",
+    ...(hasMb ? ["MB/s"] : []),
+    ...(hasItems ? ["items/s"] : []),
+  ];
+  const rows = result.cases.map((c) => [
+    c.name === result.baseline ? `${c.name} (baseline)` : c.name,
+    c.medianMs.toFixed(3),
+    c.minMs.toFixed(3),
+    `${c.speedupVsBaseline.toFixed(2)}×`,
+    ...(hasMb ? [c.mbPerSecond?.toFixed(2) ?? ""] : []),
+    ...(hasItems ? [c.itemsPerSecond === undefined ? "" : Math.round(c.itemsPerSecond).toString()] : []),
+  ]);
+  const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
+  return [
+    `### ${result.suite}`,
+    "",
+    line(header),
+    line(header.map(() => "---")),
+    ...rows.map(line),
+    "",
+    "`× baseline` > 1 means faster than the baseline (median over the iterations).",
+  ].join("\n");
+}
