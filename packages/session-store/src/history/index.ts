@@ -1,0 +1,2 @@
+// History limiting and transcript repair (in progress).
+export {};

@@ -1,0 +1,2 @@
+// Legacy JSON/JSONL import (in progress).
+export {};

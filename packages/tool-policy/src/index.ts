@@ -1,0 +1,2 @@
+// @agent-kernel/tool-policy (in progress).
+export {};

@@ -1,0 +1,2 @@
+// The pi SessionManager adapter over session-store (in progress).
+export {};

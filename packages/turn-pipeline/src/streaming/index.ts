@@ -1,0 +1,2 @@
+// Streaming normalisation: reasoning tags, block chunking, reply directives (in progress).
+export {};
