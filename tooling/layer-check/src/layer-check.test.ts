@@ -137,7 +137,7 @@ describe("fixture workspaces", () => {
     ]);
     expect(violations[1]?.message).toBe(
       'packages/session-store/src/index.ts:1 imports "@earendil-works/pi-ai": ' +
-        "the pi SDK (@earendil-works/*) may be used only by turn-pipeline, kernel and tooling/*",
+        "pi-ai (@earendil-works/pi-ai) may be used only by runtime-resolver, turn-pipeline, kernel and tooling/*",
     );
   });
 

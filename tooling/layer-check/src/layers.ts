@@ -59,6 +59,15 @@ export type RestrictedThirdParty = {
  */
 export const RESTRICTED_THIRD_PARTY: readonly RestrictedThirdParty[] = [
   {
+    // pi-ai is the model catalog and provider layer: the runtime-resolver turns
+    // model refs into real pi-ai Model objects, so it may use pi-ai (only).
+    pattern: "@earendil-works/pi-ai",
+    label: "pi-ai",
+    allowedFor: [RUNTIME_RESOLVER, TURN_PIPELINE, KERNEL],
+    allowedInTooling: true,
+    allowedInTests: true,
+  },
+  {
     pattern: "@earendil-works/*",
     label: "the pi SDK",
     allowedFor: [TURN_PIPELINE, KERNEL],

@@ -1,0 +1,2 @@
+// @agent-kernel/runtime-resolver (in progress).
+export {};
