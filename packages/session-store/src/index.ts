@@ -1,3 +1,87 @@
-// @agent-kernel/session-store: sessions, transcript tree, runs and auth state.
+// @agent-kernel/session-store: sessions, transcript tree, runs and auth state on SQLite through Kysely.
+
+export {
+  type AuthProfileState,
+  type AuthProfileStats,
+  type AuthStateApi,
+  EMPTY_AUTH_PROFILE_STATS,
+} from "./auth-state.ts";
+export type { CronJobState, CronJobStats, CronStateApi } from "./cron-state.ts";
+export {
+  IdempotencyConflictError,
+  RecordNotFoundError,
+  SessionConflictError,
+  SessionStoreError,
+  StoreOpenError,
+  StoreVersionError,
+  TranscriptConflictError,
+  TranscriptNotFoundError,
+} from "./errors.ts";
 export * from "./history/index.ts";
 export * from "./legacy/index.ts";
+export { type AppliedMigration, type DatabasePart, LATEST_SCHEMA_VERSION } from "./migrator.ts";
+export type {
+  ClaimInput,
+  EnqueueInput,
+  QueueApi,
+  QueueItem,
+  QueueItemStatus,
+} from "./queue.ts";
+export type {
+  FallbackAttempt,
+  FinalRunStatus,
+  FinishRunInput,
+  RunEvent,
+  RunRecord,
+  RunStatus,
+  RunsApi,
+  RunUpdate,
+  RunUsage,
+  StartRunInput,
+} from "./runs.ts";
+export {
+  applySessionMetaPatch,
+  authProfileOverrideSource,
+  type DeliveryContext,
+  modelOverrideSource,
+  type OverrideSource,
+  resetSessionMeta,
+  type SessionMeta,
+  type SessionMetaPatch,
+  type SessionOrigin,
+} from "./session-meta.ts";
+export type {
+  CreateSessionInput,
+  PatchOptions,
+  ResetOptions,
+  SessionRecord,
+  SessionRef,
+  SessionReset,
+  SessionsApi,
+  SessionUpdater,
+} from "./sessions.ts";
+export type { Durability } from "./sqlite/connection.ts";
+export {
+  agentDatabasePath,
+  controlPlanePath,
+  normalizeAgentId,
+  resolveStateDir,
+  STATE_DIR_ENV_VAR,
+  type StateDirSource,
+} from "./state-dir.ts";
+export {
+  type ForkTranscriptOptions,
+  type OpenSessionStoreOptions,
+  openSessionStore,
+  type SchemaInfo,
+  type SessionStore,
+  type SqliteSessionStore,
+} from "./store.ts";
+export {
+  canonicalJson,
+  type SqliteTranscript,
+  type Transcript,
+  type TranscriptEntry,
+  type TranscriptEntryDraft,
+  type TranscriptHeader,
+} from "./transcript.ts";

@@ -1,2 +1,10 @@
-// The pi SessionManager adapter over session-store (in progress).
-export {};
+// The pi SessionManager adapter over session-store: pi's in-memory manager, every write mirrored into a
+// store transcript (see pi-session-manager.ts for the choice and its caveats).
+export {
+  bindPiSessionManager,
+  newTranscriptHeader,
+  openPiSessionManager,
+  type PiSessionBinding,
+  type TranscriptOpener,
+  thinkingLevelForCreate,
+} from "./pi-session-manager.ts";

@@ -1,0 +1,197 @@
+// The transcript against pi's own JSONL SessionManager, in the same run: appending 10k entries one by one
+// (each durable when it returns), and reading the active branch of a 10k-entry session. Durability is
+// stated in every case name: pi's JSONL appends with appendFileSync and never fsyncs (it survives a process
+// crash, not a power loss); our `normal` is the same class (WAL, synchronous=NORMAL); `full` fsyncs every
+// commit and survives a power loss.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defineSuite } from "@agent-kernel/bench";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import {
+  type Durability,
+  openSessionStore,
+  type SqliteSessionStore,
+  type TranscriptEntry,
+} from "../src/index.ts";
+
+const ENTRIES = 10_000;
+const AGENT = "main";
+
+/** A conversation as pi writes it: alternating user and assistant messages with a few hundred bytes each. */
+function message(index: number) {
+  const text = `message ${index}: ${"lorem ipsum dolor sit amet ".repeat(8)}`;
+  return index % 2 === 0
+    ? {
+        role: "user" as const,
+        content: [{ type: "text" as const, text }],
+        timestamp: 1_767_225_600_000 + index,
+      }
+    : {
+        role: "assistant" as const,
+        content: [{ type: "text" as const, text }],
+        api: "faux",
+        provider: "faux",
+        model: "faux-1",
+        usage: {
+          input: 10,
+          output: 20,
+          cacheRead: 0,
+          cacheWrite: 0,
+          totalTokens: 30,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
+        stopReason: "stop" as const,
+        timestamp: 1_767_225_600_000 + index,
+      };
+}
+
+function entry(index: number): TranscriptEntry {
+  return {
+    type: "message",
+    id: index.toString(16).padStart(8, "0"),
+    parentId: index === 0 ? null : (index - 1).toString(16).padStart(8, "0"),
+    timestamp: new Date(1_767_225_600_000 + index).toISOString(),
+    message: message(index),
+  };
+}
+
+const header = (id: string) => ({
+  type: "session" as const,
+  version: 3,
+  id,
+  timestamp: new Date(0).toISOString(),
+  cwd: "/work",
+});
+
+interface StoreState {
+  readonly dir: string;
+  readonly store: SqliteSessionStore;
+}
+
+async function freshStore(durability: Durability): Promise<StoreState> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-store-"));
+  return { dir, store: await openSessionStore({ stateDir: dir, durability }) };
+}
+
+async function dropStore(state: StoreState): Promise<void> {
+  await state.store.close();
+  rmSync(state.dir, { recursive: true, force: true });
+}
+
+const appendCases = (["normal", "full"] as const).map((durability) => ({
+  name: `store append ×${ENTRIES} (durability ${durability}${durability === "full" ? ", fsync per entry" : ", WAL"})`,
+  before: () => freshStore(durability),
+  run: (state: StoreState) => {
+    const transcript = state.store.openTranscript(AGENT, "s", { header: header("s") });
+    for (let index = 0; index < ENTRIES; index++) transcript.append(entry(index));
+  },
+  after: dropStore,
+}));
+
+// The read fixture: one 10k-entry session in pi's JSONL format and in the store.
+const readDir = mkdtempSync(join(tmpdir(), "bench-read-"));
+const piWriter = SessionManager.create("/work", join(readDir, "pi"));
+for (let index = 0; index < ENTRIES; index++) piWriter.appendMessage(message(index));
+const piFile = piWriter.getSessionFile() ?? "";
+const readStore = await openSessionStore({ stateDir: join(readDir, "store") });
+readStore
+  .openTranscript(AGENT, "read", { header: header("read") })
+  .appendMany(Array.from({ length: ENTRIES }, (_u, i) => entry(i)));
+// A branched 10k-entry session: five attempts of 2,000 entries, each branching from the first entry (as
+// navigateTree / regenerate do); the active branch is the last attempt.
+const BRANCH_LENGTH = 2_000;
+const piBranched = SessionManager.create("/work", join(readDir, "pi-branched"));
+const branched: TranscriptEntry[] = [];
+for (let index = 0; index < ENTRIES; index++) {
+  if (index > 1 && (index - 1) % BRANCH_LENGTH === 0) piBranched.branch(piBranched.getEntries()[0]?.id ?? "");
+  piBranched.appendMessage(message(index));
+}
+for (const piEntry of piBranched.getEntries()) branched.push(piEntry as unknown as TranscriptEntry);
+const piBranchedFile = piBranched.getSessionFile() ?? "";
+const branchedTranscript = readStore.openTranscript(AGENT, "branched", { header: header("branched") });
+branchedTranscript.appendMany(branched);
+branchedTranscript.setLeaf(piBranched.getLeafId());
+if (branchedTranscript.getBranch().length !== piBranched.getBranch().length)
+  throw new Error("branched fixtures differ");
+process.once("exit", () => rmSync(readDir, { recursive: true, force: true }));
+
+export default [
+  defineSuite({
+    name: `append ${ENTRIES} transcript entries one by one`,
+    baseline: "pi JSONL SessionManager.appendMessage (appendFileSync, no fsync)",
+    iterations: 5,
+    warmup: 1,
+    itemsPerIteration: ENTRIES,
+    cases: [
+      {
+        name: "pi JSONL SessionManager.appendMessage (appendFileSync, no fsync)",
+        before: () => mkdtempSync(join(tmpdir(), "bench-pi-")),
+        run: (dir: string) => {
+          const manager = SessionManager.create("/work", dir);
+          for (let index = 0; index < ENTRIES; index++) manager.appendMessage(message(index));
+        },
+        after: (dir: string) => rmSync(dir, { recursive: true, force: true }),
+      },
+      ...appendCases,
+      {
+        name: `store appendMany ×${ENTRIES} (one transaction, WAL)`,
+        before: () => freshStore("normal"),
+        run: (state: StoreState) => {
+          const transcript = state.store.openTranscript(AGENT, "s", { header: header("s") });
+          transcript.appendMany(Array.from({ length: ENTRIES }, (_u, i) => entry(i)));
+        },
+        after: dropStore,
+      },
+    ],
+  }),
+  defineSuite({
+    name: `read the active branch (${BRANCH_LENGTH + 1} entries) of a ${ENTRIES}-entry session with 5 branches`,
+    baseline: "pi SessionManager.open + buildSessionContext",
+    iterations: 15,
+    warmup: 3,
+    cases: [
+      {
+        name: "pi SessionManager.open + buildSessionContext",
+        run: () => SessionManager.open(piBranchedFile).buildSessionContext(),
+      },
+      {
+        name: "pi SessionManager.open + getBranch",
+        run: () => SessionManager.open(piBranchedFile).getBranch(),
+      },
+      {
+        name: "store openTranscript + getBranch (store open)",
+        run: () => readStore.openTranscript(AGENT, "branched").getBranch(),
+      },
+    ],
+  }),
+  defineSuite({
+    name: `read the active branch of a linear ${ENTRIES}-entry session`,
+    baseline: "pi SessionManager.open + buildSessionContext",
+    iterations: 15,
+    warmup: 3,
+    itemsPerIteration: ENTRIES,
+    cases: [
+      {
+        name: "pi SessionManager.open + buildSessionContext",
+        run: () => SessionManager.open(piFile).buildSessionContext(),
+      },
+      {
+        name: "pi SessionManager.open + getBranch",
+        run: () => SessionManager.open(piFile).getBranch(),
+      },
+      {
+        name: "store openTranscript + getBranch (store open)",
+        run: () => readStore.openTranscript(AGENT, "read").getBranch(),
+      },
+      {
+        name: "store open + openTranscript + getBranch + close (cold)",
+        run: async () => {
+          const store = await openSessionStore({ stateDir: join(readDir, "store") });
+          store.openTranscript(AGENT, "read").getBranch();
+          await store.close();
+        },
+      },
+    ],
+  }),
+];

@@ -1,0 +1,13 @@
+// The ordered list of schema migrations. Owns: which migrations exist and in what order. Does not own: their
+// contents (one file each) or running them (../migrator.ts).
+import { migration0001 } from "./0001-sessions-transcripts-runs.ts";
+import { migration0002 } from "./0002-auth-queue-cron.ts";
+import { migration0003 } from "./0003-transcript-seq-index.ts";
+import type { Migration } from "./types.ts";
+
+export type { Migration, SqlDialectName } from "./types.ts";
+
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003];
+
+/** The schema version this code writes: the newest migration's version. */
+export const LATEST_SCHEMA_VERSION: number = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

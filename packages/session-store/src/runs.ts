@@ -1,0 +1,336 @@
+// Runs: one row per turn and its ordered events. Owns: starting, updating and finishing a run (each keyed by
+// runId so a repeated write changes nothing), events keyed by (runId, seq), and marking runs whose owning
+// process is gone as `interrupted`. Does not own: what a run does (kernel, turn-pipeline) or the event
+// envelope's meaning.
+import { hostname } from "node:os";
+import type { Kysely, Selectable } from "kysely";
+import { IdempotencyConflictError, RecordNotFoundError } from "./errors.ts";
+import type { ControlPlaneDatabase, RunEventsTable, RunsTable } from "./schema.ts";
+import type { SessionRef } from "./sessions.ts";
+
+export type RunStatus = "running" | "succeeded" | "failed" | "aborted" | "timed_out" | "interrupted";
+export type FinalRunStatus = Exclude<RunStatus, "running" | "interrupted">;
+
+/** One model tried while walking the fallback chain. */
+export interface FallbackAttempt {
+  readonly provider: string;
+  readonly model: string;
+  readonly authProfileId?: string;
+  /** The failover reason that moved on to the next candidate (absent for the one that answered). */
+  readonly reason?: string;
+  readonly error?: string;
+}
+
+export interface RunUsage {
+  readonly input?: number;
+  readonly output?: number;
+  readonly cacheRead?: number;
+  readonly cacheWrite?: number;
+  readonly total?: number;
+}
+
+export interface RunRecord extends SessionRef {
+  readonly runId: string;
+  readonly sessionId: string;
+  /** Which entry point started the turn: `agent`, `auto-reply`, `followup`, `cron`, `hybrid-planner`, ... */
+  readonly entryPoint: string;
+  readonly status: RunStatus;
+  readonly startedAt: number;
+  readonly endedAt?: number;
+  /** The provider and model that actually answered. */
+  readonly provider?: string;
+  readonly model?: string;
+  readonly thinkingLevel?: string;
+  readonly fallbackChain: readonly FallbackAttempt[];
+  readonly authProfileId?: string;
+  readonly usage?: RunUsage;
+  readonly costUsd?: number;
+  readonly errorReason?: string;
+  readonly errorMessage?: string;
+}
+
+export interface StartRunInput extends SessionRef {
+  readonly runId: string;
+  readonly sessionId: string;
+  readonly entryPoint: string;
+  readonly startedAt?: number;
+  readonly provider?: string;
+  readonly model?: string;
+  readonly thinkingLevel?: string;
+}
+
+export interface RunUpdate {
+  readonly provider?: string;
+  readonly model?: string;
+  readonly thinkingLevel?: string;
+  readonly fallbackChain?: readonly FallbackAttempt[];
+  readonly authProfileId?: string;
+  readonly usage?: RunUsage;
+  readonly costUsd?: number;
+}
+
+export interface FinishRunInput extends RunUpdate {
+  readonly status: FinalRunStatus;
+  readonly endedAt?: number;
+  readonly errorReason?: string;
+  readonly errorMessage?: string;
+}
+
+/** One event of a run's stream (the `AgentEventPayload` envelope minus runId). */
+export interface RunEvent {
+  readonly seq: number;
+  readonly ts: number;
+  readonly stream: string;
+  readonly data: unknown;
+}
+
+export interface RunsApi {
+  /** Starting the same runId again with the same identity returns the stored run; another identity throws. */
+  start(input: StartRunInput): Promise<RunRecord>;
+  update(runId: string, update: RunUpdate): Promise<RunRecord>;
+  /** Finishing again with the same status returns the stored run unchanged; another status throws. */
+  finish(runId: string, input: FinishRunInput): Promise<RunRecord>;
+  get(runId: string): Promise<RunRecord | undefined>;
+  /** Newest first. */
+  listForSession(ref: SessionRef, options?: { readonly limit?: number }): Promise<RunRecord[]>;
+  /** Keyed by (runId, seq): the same event again is a no-op, another event with a used seq throws. */
+  appendEvents(runId: string, events: readonly RunEvent[]): Promise<void>;
+  /** In seq order. */
+  events(runId: string, options?: { readonly afterSeq?: number }): Promise<RunEvent[]>;
+  /** Marks `running` runs whose owner process is gone as `interrupted`; returns them. Runs on every open. */
+  recoverInterrupted(now?: number): Promise<RunRecord[]>;
+}
+
+/** Which process and which open store own a running run. */
+export interface RunOwner {
+  readonly host: string;
+  readonly pid: number;
+  readonly token: string;
+}
+
+/** Tokens of the stores open in this process: a run owned by a closed store of this process is orphaned. */
+const liveOwnerTokens = new Set<string>();
+
+export function registerRunOwner(owner: RunOwner): void {
+  liveOwnerTokens.add(owner.token);
+}
+
+export function unregisterRunOwner(owner: RunOwner): void {
+  liveOwnerTokens.delete(owner.token);
+}
+
+export function isRunOwnerAlive(owner: RunOwner): boolean {
+  // Another machine's process cannot be probed; SQLite is single-machine, PostgreSQL will use leases.
+  if (owner.host !== hostname()) return true;
+  if (owner.pid === process.pid) return liveOwnerTokens.has(owner.token);
+  try {
+    process.kill(owner.pid, 0);
+    return true;
+  } catch (error) {
+    return typeof error === "object" && error !== null && "code" in error && error.code === "EPERM";
+  }
+}
+
+export class KyselyRuns implements RunsApi {
+  readonly #db: Kysely<ControlPlaneDatabase>;
+  readonly #owner: RunOwner;
+
+  constructor(db: Kysely<ControlPlaneDatabase>, owner: RunOwner) {
+    this.#db = db;
+    this.#owner = owner;
+  }
+
+  async start(input: StartRunInput): Promise<RunRecord> {
+    const now = input.startedAt ?? Date.now();
+    await this.#db
+      .insertInto("runs")
+      .values({
+        run_id: input.runId,
+        agent_id: input.agentId,
+        session_key: input.sessionKey,
+        session_id: input.sessionId,
+        entry_point: input.entryPoint,
+        status: "running",
+        started_at: now,
+        provider: input.provider ?? null,
+        model: input.model ?? null,
+        thinking_level: input.thinkingLevel ?? null,
+        fallback_chain: "[]",
+        owner_host: this.#owner.host,
+        owner_pid: this.#owner.pid,
+        owner_token: this.#owner.token,
+        updated_at: now,
+      })
+      .onConflict((conflict) => conflict.column("run_id").doNothing())
+      .execute();
+    const stored = await this.#require(input.runId);
+    const same =
+      stored.agentId === input.agentId &&
+      stored.sessionKey === input.sessionKey &&
+      stored.sessionId === input.sessionId &&
+      stored.entryPoint === input.entryPoint;
+    if (!same) {
+      throw new IdempotencyConflictError(
+        `run ${input.runId} already exists for ${stored.agentId}/${stored.sessionKey} session ${stored.sessionId} ` +
+          `(${stored.entryPoint}); refusing to start it again for ${input.agentId}/${input.sessionKey} session ${input.sessionId} (${input.entryPoint})`,
+      );
+    }
+    return stored;
+  }
+
+  async update(runId: string, update: RunUpdate): Promise<RunRecord> {
+    await this.#db
+      .updateTable("runs")
+      .set({ ...updateColumns(update), updated_at: Date.now() })
+      .where("run_id", "=", runId)
+      .execute();
+    return this.#require(runId);
+  }
+
+  async finish(runId: string, input: FinishRunInput): Promise<RunRecord> {
+    const endedAt = input.endedAt ?? Date.now();
+    const result = await this.#db
+      .updateTable("runs")
+      .set({
+        ...updateColumns(input),
+        status: input.status,
+        ended_at: endedAt,
+        error_reason: input.errorReason ?? null,
+        error_message: input.errorMessage ?? null,
+        updated_at: endedAt,
+      })
+      .where("run_id", "=", runId)
+      .where("status", "=", "running")
+      .executeTakeFirst();
+    const stored = await this.#require(runId);
+    if (Number(result.numUpdatedRows) === 0 && stored.status !== input.status) {
+      throw new IdempotencyConflictError(
+        `run ${runId} already ended as ${stored.status}; cannot finish it as ${input.status}`,
+      );
+    }
+    return stored;
+  }
+
+  async get(runId: string): Promise<RunRecord | undefined> {
+    const row = await this.#db.selectFrom("runs").selectAll().where("run_id", "=", runId).executeTakeFirst();
+    return row === undefined ? undefined : toRunRecord(row);
+  }
+
+  async listForSession(ref: SessionRef, options: { readonly limit?: number } = {}): Promise<RunRecord[]> {
+    let query = this.#db
+      .selectFrom("runs")
+      .selectAll()
+      .where("agent_id", "=", ref.agentId)
+      .where("session_key", "=", ref.sessionKey)
+      .orderBy("started_at", "desc")
+      .orderBy("run_id", "desc");
+    if (options.limit !== undefined) query = query.limit(options.limit);
+    return (await query.execute()).map(toRunRecord);
+  }
+
+  async appendEvents(runId: string, events: readonly RunEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.#require(runId);
+    await this.#db.transaction().execute(async (trx) => {
+      for (const event of events) {
+        const data = JSON.stringify(event.data ?? null);
+        const inserted = await trx
+          .insertInto("run_events")
+          .values({ run_id: runId, seq: event.seq, ts: event.ts, stream: event.stream, data })
+          .onConflict((conflict) => conflict.columns(["run_id", "seq"]).doNothing())
+          .executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) continue;
+        const stored = await trx
+          .selectFrom("run_events")
+          .selectAll()
+          .where("run_id", "=", runId)
+          .where("seq", "=", event.seq)
+          .executeTakeFirstOrThrow();
+        if (stored.ts !== event.ts || stored.stream !== event.stream || stored.data !== data) {
+          throw new IdempotencyConflictError(
+            `run ${runId} already has a different event with seq ${event.seq}`,
+          );
+        }
+      }
+    });
+  }
+
+  async events(runId: string, options: { readonly afterSeq?: number } = {}): Promise<RunEvent[]> {
+    const rows = await this.#db
+      .selectFrom("run_events")
+      .selectAll()
+      .where("run_id", "=", runId)
+      .where("seq", ">", options.afterSeq ?? Number.MIN_SAFE_INTEGER)
+      .orderBy("seq")
+      .execute();
+    return rows.map(toRunEvent);
+  }
+
+  async recoverInterrupted(now: number = Date.now()): Promise<RunRecord[]> {
+    const running = await this.#db.selectFrom("runs").selectAll().where("status", "=", "running").execute();
+    const orphaned = running.filter(
+      (row) => !isRunOwnerAlive({ host: row.owner_host, pid: row.owner_pid, token: row.owner_token }),
+    );
+    const recovered: RunRecord[] = [];
+    for (const row of orphaned) {
+      const result = await this.#db
+        .updateTable("runs")
+        .set({
+          status: "interrupted",
+          ended_at: now,
+          error_reason: "interrupted",
+          error_message: `the process that ran it (pid ${row.owner_pid} on ${row.owner_host}) ended before the run finished`,
+          updated_at: now,
+        })
+        .where("run_id", "=", row.run_id)
+        .where("status", "=", "running")
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) > 0) recovered.push(await this.#require(row.run_id));
+    }
+    return recovered;
+  }
+
+  async #require(runId: string): Promise<RunRecord> {
+    const run = await this.get(runId);
+    if (run === undefined) throw new RecordNotFoundError(`no run ${runId}`);
+    return run;
+  }
+}
+
+function updateColumns(update: RunUpdate): Partial<Selectable<RunsTable>> {
+  return {
+    ...(update.provider === undefined ? {} : { provider: update.provider }),
+    ...(update.model === undefined ? {} : { model: update.model }),
+    ...(update.thinkingLevel === undefined ? {} : { thinking_level: update.thinkingLevel }),
+    ...(update.fallbackChain === undefined ? {} : { fallback_chain: JSON.stringify(update.fallbackChain) }),
+    ...(update.authProfileId === undefined ? {} : { auth_profile_id: update.authProfileId }),
+    ...(update.usage === undefined ? {} : { usage: JSON.stringify(update.usage) }),
+    ...(update.costUsd === undefined ? {} : { cost_usd: update.costUsd }),
+  };
+}
+
+function toRunRecord(row: Selectable<RunsTable>): RunRecord {
+  return {
+    runId: row.run_id,
+    agentId: row.agent_id,
+    sessionKey: row.session_key,
+    sessionId: row.session_id,
+    entryPoint: row.entry_point,
+    status: row.status as RunStatus,
+    startedAt: row.started_at,
+    fallbackChain: JSON.parse(row.fallback_chain) as FallbackAttempt[],
+    ...(row.ended_at === null ? {} : { endedAt: row.ended_at }),
+    ...(row.provider === null ? {} : { provider: row.provider }),
+    ...(row.model === null ? {} : { model: row.model }),
+    ...(row.thinking_level === null ? {} : { thinkingLevel: row.thinking_level }),
+    ...(row.auth_profile_id === null ? {} : { authProfileId: row.auth_profile_id }),
+    ...(row.usage === null ? {} : { usage: JSON.parse(row.usage) as RunUsage }),
+    ...(row.cost_usd === null ? {} : { costUsd: row.cost_usd }),
+    ...(row.error_reason === null ? {} : { errorReason: row.error_reason }),
+    ...(row.error_message === null ? {} : { errorMessage: row.error_message }),
+  };
+}
+
+function toRunEvent(row: Selectable<RunEventsTable>): RunEvent {
+  return { seq: row.seq, ts: row.ts, stream: row.stream, data: JSON.parse(row.data) as unknown };
+}

@@ -1,0 +1,47 @@
+// Where the store keeps its files. Owns: resolving the state dir (explicit option, then `store.stateDir` from
+// the config, then $AGENT_KERNEL_STATE_DIR, then ~/.agent-kernel) and the layout inside it. Does not own:
+// creating or opening the files (store.ts).
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { AGENT_ID_PATTERN, type KernelConfig } from "@agent-kernel/config";
+import { SessionStoreError } from "./errors.ts";
+
+export const STATE_DIR_ENV_VAR = "AGENT_KERNEL_STATE_DIR";
+
+export interface StateDirSource {
+  readonly stateDir?: string;
+  readonly config?: Pick<KernelConfig, "store">;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+export function resolveStateDir(source: StateDirSource = {}): string {
+  const env = source.env ?? process.env;
+  const chosen = source.stateDir ?? source.config?.store.stateDir ?? nonEmpty(env[STATE_DIR_ENV_VAR]);
+  if (chosen === undefined) return join(homedir(), ".agent-kernel");
+  const expanded = chosen === "~" || chosen.startsWith("~/") ? join(homedir(), chosen.slice(1)) : chosen;
+  return isAbsolute(expanded) ? expanded : resolve(expanded);
+}
+
+/** `state/kernel.sqlite`: sessions, runs, auth state, queue, cron. */
+export function controlPlanePath(stateDir: string): string {
+  return join(stateDir, "state", "kernel.sqlite");
+}
+
+/** `agents/<agentId>/agent.sqlite`: that agent's transcripts. */
+export function agentDatabasePath(stateDir: string, agentId: string): string {
+  return join(stateDir, "agents", normalizeAgentId(agentId), "agent.sqlite");
+}
+
+/** Agent ids name folders, so only OpenClaw's valid ids are accepted; stored lower-cased like the config does. */
+export function normalizeAgentId(agentId: string): string {
+  if (!AGENT_ID_PATTERN.test(agentId)) {
+    throw new SessionStoreError(
+      `invalid agent id ${JSON.stringify(agentId)}: expected 1-64 letters, digits, "_" or "-", starting with a letter or digit`,
+    );
+  }
+  return agentId.toLowerCase();
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
+}

@@ -1,0 +1,272 @@
+// The store object: one control-plane database and one database per agent under a state dir. Owns: opening
+// and migrating the files (the control plane on open, an agent's database on its first transcript), the
+// backend-neutral `SessionStore` interface (the seam where PostgreSQL joins: everything is async through
+// Kysely except transcripts, which are synchronous), transcript open/fork, interrupted-run recovery on open,
+// and closing. Does not own: the individual APIs (sessions.ts, runs.ts, ...).
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type Database from "better-sqlite3";
+import { Kysely, SqliteDialect } from "kysely";
+import { type AuthStateApi, KyselyAuthState } from "./auth-state.ts";
+import { type CronStateApi, KyselyCronState } from "./cron-state.ts";
+import { SessionStoreError, StoreOpenError, TranscriptNotFoundError } from "./errors.ts";
+import {
+  type AppliedMigration,
+  LATEST_SCHEMA_VERSION,
+  listAppliedMigrations,
+  migrateSqlite,
+} from "./migrator.ts";
+import { KyselyQueue, type QueueApi } from "./queue.ts";
+import {
+  KyselyRuns,
+  type RunOwner,
+  type RunRecord,
+  type RunsApi,
+  registerRunOwner,
+  unregisterRunOwner,
+} from "./runs.ts";
+import type { ControlPlaneDatabase } from "./schema.ts";
+import { KyselySessions, type SessionsApi } from "./sessions.ts";
+import { type Durability, explain, openSqliteFile } from "./sqlite/connection.ts";
+import {
+  agentDatabasePath,
+  controlPlanePath,
+  normalizeAgentId,
+  resolveStateDir,
+  type StateDirSource,
+} from "./state-dir.ts";
+import {
+  createTranscriptIfMissing,
+  type SqliteTranscript,
+  SqliteTranscriptHandle,
+  type Transcript,
+  type TranscriptHeader,
+  TranscriptStatements,
+  transcriptExists,
+} from "./transcript.ts";
+
+export interface SchemaInfo {
+  readonly version: number;
+  readonly latestVersion: number;
+  readonly applied: readonly AppliedMigration[];
+}
+
+export interface ForkTranscriptOptions {
+  /** The new session's id. */
+  readonly sessionId: string;
+  /** Copy the branch ending here (default: the source's current leaf). */
+  readonly leafId?: string | null;
+  readonly timestamp?: string;
+  readonly cwd?: string;
+}
+
+/** What every backend offers. Transcript calls are synchronous; everything else is async. */
+export interface SessionStore {
+  readonly sessions: SessionsApi;
+  readonly runs: RunsApi;
+  readonly auth: AuthStateApi;
+  readonly queue: QueueApi;
+  readonly cron: CronStateApi;
+  /** Creates the transcript when `init` is given and it does not exist; throws `TranscriptNotFoundError` otherwise. */
+  openTranscript(
+    agentId: string,
+    sessionId: string,
+    init?: { readonly header: TranscriptHeader },
+  ): Transcript;
+  hasTranscript(agentId: string, sessionId: string): boolean;
+  /** A new transcript holding a copy of one branch of another (ids kept), its header naming the parent session. */
+  forkTranscript(agentId: string, fromSessionId: string, options: ForkTranscriptOptions): Transcript;
+  /** The control plane's schema version and applied migrations. */
+  schema(): Promise<SchemaInfo>;
+  /** Runs marked `interrupted` when this store was opened. */
+  readonly recoveredRuns: readonly RunRecord[];
+  close(): Promise<void>;
+}
+
+export interface SqliteSessionStore extends SessionStore {
+  readonly stateDir: string;
+  readonly controlPlanePath: string;
+  agentDatabasePath(agentId: string): string;
+  openTranscript(
+    agentId: string,
+    sessionId: string,
+    init?: { readonly header: TranscriptHeader },
+  ): SqliteTranscript;
+  forkTranscript(agentId: string, fromSessionId: string, options: ForkTranscriptOptions): SqliteTranscript;
+}
+
+export interface OpenSessionStoreOptions extends StateDirSource {
+  /** See `Durability`: `normal` (default) survives a process crash, `full` also a power loss. */
+  readonly durability?: Durability;
+  readonly busyTimeoutMs?: number;
+}
+
+/** Opens (creating and migrating as needed) the SQLite store under the resolved state dir. */
+export async function openSessionStore(options: OpenSessionStoreOptions = {}): Promise<SqliteSessionStore> {
+  const stateDir = resolveStateDir(options);
+  const path = controlPlanePath(stateDir);
+  const sqliteOptions = {
+    ...(options.durability === undefined ? {} : { durability: options.durability }),
+    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+  };
+  const raw = openSqliteFile(path, sqliteOptions);
+  try {
+    migrateOrExplain(raw, path, "controlPlane");
+  } catch (error) {
+    raw.close();
+    throw error;
+  }
+  const store = new SqliteStore(stateDir, path, raw, sqliteOptions);
+  try {
+    await store.recover();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
+function migrateOrExplain(raw: Database.Database, path: string, part: "controlPlane" | "agent"): void {
+  try {
+    migrateSqlite(raw, path, part);
+  } catch (error) {
+    if (error instanceof SessionStoreError) throw error;
+    throw new StoreOpenError(path, explain(error), { cause: error });
+  }
+}
+
+interface AgentDatabase {
+  readonly raw: Database.Database;
+  readonly statements: TranscriptStatements;
+}
+
+class SqliteStore implements SqliteSessionStore {
+  readonly stateDir: string;
+  readonly controlPlanePath: string;
+  readonly sessions: SessionsApi;
+  readonly runs: KyselyRuns;
+  readonly auth: AuthStateApi;
+  readonly queue: QueueApi;
+  readonly cron: CronStateApi;
+  recoveredRuns: readonly RunRecord[] = [];
+  readonly #raw: Database.Database;
+  readonly #db: Kysely<ControlPlaneDatabase>;
+  readonly #owner: RunOwner;
+  readonly #sqliteOptions: { durability?: Durability; busyTimeoutMs?: number };
+  readonly #agents = new Map<string, AgentDatabase>();
+  #closed = false;
+
+  constructor(
+    stateDir: string,
+    path: string,
+    raw: Database.Database,
+    sqliteOptions: { durability?: Durability; busyTimeoutMs?: number },
+  ) {
+    this.stateDir = stateDir;
+    this.controlPlanePath = path;
+    this.#raw = raw;
+    this.#sqliteOptions = sqliteOptions;
+    this.#db = new Kysely<ControlPlaneDatabase>({ dialect: new SqliteDialect({ database: raw }) });
+    this.#owner = { host: hostname(), pid: process.pid, token: randomUUID() };
+    registerRunOwner(this.#owner);
+    this.sessions = new KyselySessions(this.#db);
+    this.runs = new KyselyRuns(this.#db, this.#owner);
+    this.auth = new KyselyAuthState(this.#db);
+    this.queue = new KyselyQueue(this.#db);
+    this.cron = new KyselyCronState(this.#db);
+  }
+
+  async recover(): Promise<void> {
+    this.recoveredRuns = await this.runs.recoverInterrupted();
+  }
+
+  agentDatabasePath(agentId: string): string {
+    return agentDatabasePath(this.stateDir, agentId);
+  }
+
+  openTranscript(
+    agentId: string,
+    sessionId: string,
+    init?: { readonly header: TranscriptHeader },
+  ): SqliteTranscript {
+    const agent = this.#agent(agentId);
+    if (init !== undefined) {
+      if (init.header.id !== sessionId) {
+        throw new SessionStoreError(
+          `transcript header id ${init.header.id} does not match session id ${sessionId}`,
+        );
+      }
+      createTranscriptIfMissing(agent.statements, normalizeAgentId(agentId), init.header);
+    } else if (!transcriptExists(agent.statements, sessionId)) {
+      throw new TranscriptNotFoundError(agentId, sessionId);
+    }
+    return new SqliteTranscriptHandle(agent.statements, normalizeAgentId(agentId), sessionId);
+  }
+
+  hasTranscript(agentId: string, sessionId: string): boolean {
+    return transcriptExists(this.#agent(agentId).statements, sessionId);
+  }
+
+  forkTranscript(agentId: string, fromSessionId: string, options: ForkTranscriptOptions): SqliteTranscript {
+    const source = this.openTranscript(agentId, fromSessionId);
+    const sourceHeader = source.getHeader();
+    const branch = source.getBranch(options.leafId);
+    const header: TranscriptHeader = {
+      type: "session",
+      version: sourceHeader?.version ?? 3,
+      id: options.sessionId,
+      timestamp: options.timestamp ?? new Date().toISOString(),
+      cwd: options.cwd ?? sourceHeader?.cwd ?? "",
+      parentSession: fromSessionId,
+    };
+    const agent = this.#agent(agentId);
+    const create = agent.raw.transaction(() => {
+      if (transcriptExists(agent.statements, options.sessionId)) {
+        throw new SessionStoreError(
+          `cannot fork into session ${options.sessionId}: it already has a transcript`,
+        );
+      }
+      createTranscriptIfMissing(agent.statements, normalizeAgentId(agentId), header);
+    });
+    create.immediate();
+    const fork = this.openTranscript(agentId, options.sessionId);
+    fork.appendMany(branch);
+    return fork;
+  }
+
+  async schema(): Promise<SchemaInfo> {
+    const applied = listAppliedMigrations(this.#raw);
+    return {
+      version: applied.reduce((max, m) => Math.max(max, m.version), 0),
+      latestVersion: LATEST_SCHEMA_VERSION,
+      applied,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    unregisterRunOwner(this.#owner);
+    for (const agent of this.#agents.values()) agent.raw.close();
+    this.#agents.clear();
+    await this.#db.destroy();
+  }
+
+  #agent(agentId: string): AgentDatabase {
+    if (this.#closed) throw new SessionStoreError("the session store is closed");
+    const key = normalizeAgentId(agentId);
+    const cached = this.#agents.get(key);
+    if (cached !== undefined) return cached;
+    const path = agentDatabasePath(this.stateDir, key);
+    const raw = openSqliteFile(path, this.#sqliteOptions);
+    try {
+      migrateOrExplain(raw, path, "agent");
+    } catch (error) {
+      raw.close();
+      throw error;
+    }
+    const agent = { raw, statements: new TranscriptStatements(raw) };
+    this.#agents.set(key, agent);
+    return agent;
+  }
+}

@@ -1,0 +1,192 @@
+// The pi `SessionManager` adapter over a session-store `Transcript`. Owns: rehydrating pi's manager from the
+// store, writing every entry pi appends through to the store synchronously, recording leaf moves, refusing
+// the pi calls that would bypass the store, and the thinking-level rule on restart. Does not own: the
+// storage itself (session-store), creating the AgentSession or choosing its model (the turn executor).
+//
+// Choice: option A, "mirror" (pi-sdk.md §3.4). We keep pi's own `SessionManager.inMemory(...)` as the tree
+// and projection engine and override three things on the instance: `_persist` (pi's single synchronous write
+// hook: every `append*` and `branchWithSummary` goes `_appendEntry → push → index → leaf = id → _persist`),
+// `branch`/`resetLeaf` (leaf moves are state, not entries) and the session-swapping calls (refused). Why
+// not option B (a ~35-method duck-typed replacement): with A the model context, entry ids, label maps,
+// context-edit validation, compaction `systemMessage` snapshots and tree ordering stay pi's own code, so a pi
+// upgrade cannot silently drift our projection from pi's; B would re-implement all of it and still depend
+// on pi's exported projection functions. What A costs: the whole session is held in memory while it is
+// open (pi rebuilds the context from `getEntries()` before every request anyway, so B would too), and
+// `_persist` is underscore-named though declared public in pi's `.d.ts` — pi is pinned at 0.87.1 and the
+// end-to-end test fails if the hook stops being called.
+//
+// Caveats handled (pi-sdk.md §3.4):
+// - entry ids are pi's 8-hex ids, unique per session only: the store keys entries by (agent, session, id);
+// - the leaf pointer is state: `branch`/`resetLeaf` write it through `Transcript.setLeaf`, and a reopened
+//   manager is moved to the stored leaf (pi's rehydration would put it on the last appended entry);
+// - `createBranchedSession`, `newSession` and `setSessionFile` swap the session inside the manager without
+//   calling `_persist`: they throw; fork to a new kernel session in the store instead;
+// - thinking level on restart: an explicit `thinkingLevel` passed to `createAgentSession` for an existing
+//   transcript wins without writing an entry, so agent and transcript disagree. `thinkingLevelForCreate`
+//   returns `undefined` for a transcript that already records one (pi restores it); call
+//   `session.setThinkingLevel()` afterwards to change it, which records the change.
+import type { Transcript, TranscriptEntry, TranscriptHeader } from "@agent-kernel/session-store";
+import {
+  CURRENT_SESSION_VERSION,
+  type FileEntry,
+  type SessionEntry,
+  type SessionHeader,
+  SessionManager,
+} from "@earendil-works/pi-coding-agent";
+
+/** What the adapter needs from a store: opening one session's transcript (session-store's `openTranscript`). */
+export interface TranscriptOpener {
+  openTranscript(agentId: string, sessionId: string, init?: { header: TranscriptHeader }): Transcript;
+}
+
+export interface PiSessionBinding {
+  /** pi's manager, every write mirrored into `transcript`; pass it as `createAgentSession({ sessionManager })`. */
+  readonly sessionManager: SessionManager;
+  readonly transcript: Transcript;
+  /** True when the transcript held no entries when it was opened. */
+  readonly isNew: boolean;
+  /** The thinking level recorded on the active branch when opened, if any. */
+  readonly storedThinkingLevel: string | undefined;
+}
+
+/** The header a new session's transcript starts with: pi's own header shape, format version 3. */
+export function newTranscriptHeader(
+  sessionId: string,
+  cwd: string,
+  options: { parentSession?: string; now?: Date } = {},
+): TranscriptHeader {
+  return {
+    type: "session",
+    version: CURRENT_SESSION_VERSION,
+    id: sessionId,
+    timestamp: (options.now ?? new Date()).toISOString(),
+    cwd,
+    ...(options.parentSession === undefined ? {} : { parentSession: options.parentSession }),
+  };
+}
+
+/** Opens (creating it when absent) the transcript `{agentId, sessionId}` and binds a pi manager to it. */
+export function openPiSessionManager(
+  store: TranscriptOpener,
+  target: { agentId: string; sessionId: string; cwd: string },
+): PiSessionBinding {
+  const transcript = store.openTranscript(target.agentId, target.sessionId, {
+    header: newTranscriptHeader(target.sessionId, target.cwd),
+  });
+  return bindPiSessionManager(transcript, { cwd: target.cwd });
+}
+
+/**
+ * Binds a pi manager to an already opened transcript. `cwd` defaults to the one in the transcript's header.
+ * Throws when the transcript has no header (open it with `{ header: newTranscriptHeader(...) }`).
+ */
+export function bindPiSessionManager(
+  transcript: Transcript,
+  options: { cwd?: string } = {},
+): PiSessionBinding {
+  const header = transcript.getHeader();
+  if (header === undefined) {
+    throw new Error(
+      `transcript ${transcript.agentId}/${transcript.sessionId} has no session header; open it with { header: newTranscriptHeader(sessionId, cwd) }`,
+    );
+  }
+  if (header.id !== transcript.sessionId) {
+    throw new Error(
+      `transcript ${transcript.agentId}/${transcript.sessionId} carries the header of session "${header.id}"; refusing to mix sessions`,
+    );
+  }
+  const entries = transcript.getEntries();
+  const fileEntries: FileEntry[] = [toPiHeader(header), ...entries.map(toPiEntry)];
+  // With preloaded entries pi takes the session id from the header and indexes every entry; the leaf lands
+  // on the last appended one. No file I/O happens in memory mode.
+  const sessionManager = SessionManager.inMemory(options.cwd ?? header.cwd, undefined, fileEntries);
+  const storedLeaf = transcript.getLeafId();
+  if (storedLeaf === null && entries.length > 0) sessionManager.resetLeaf();
+  else if (storedLeaf !== null && storedLeaf !== sessionManager.getLeafId())
+    sessionManager.branch(storedLeaf);
+
+  mirrorWrites(sessionManager, transcript);
+  return {
+    sessionManager,
+    transcript,
+    isNew: entries.length === 0,
+    storedThinkingLevel: latestThinkingLevel(sessionManager.getBranch()),
+  };
+}
+
+/**
+ * The `thinkingLevel` option to pass to `createAgentSession`: the requested level for a session that records
+ * none yet, `undefined` (let pi restore it from the transcript) otherwise. Passing a level for a restored
+ * session would make pi run it without recording it (pi-sdk.md §3.4).
+ */
+export function thinkingLevelForCreate<Level extends string>(
+  binding: PiSessionBinding,
+  requested: Level | undefined,
+): Level | undefined {
+  return binding.storedThinkingLevel === undefined ? requested : undefined;
+}
+
+function mirrorWrites(sessionManager: SessionManager, transcript: Transcript): void {
+  let failure: Error | undefined;
+  const where = `${transcript.agentId}/${transcript.sessionId}`;
+  // Every pi append reaches this hook synchronously, after pi put the entry in memory. If the store
+  // refuses it, memory and store disagree from here on: the manager refuses any further write, so nothing
+  // is ever appended under a parent the store does not hold. Reopen the session to continue.
+  sessionManager._persist = (entry: SessionEntry): void => {
+    if (failure !== undefined) {
+      throw new Error(`session ${where}: an earlier transcript write failed; reopen the session`, {
+        cause: failure,
+      });
+    }
+    try {
+      transcript.append(toTranscriptEntry(entry));
+    } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
+      throw new Error(`session ${where}: could not store entry ${entry.id} (${entry.type})`, {
+        cause: failure,
+      });
+    }
+  };
+
+  const piBranch = sessionManager.branch.bind(sessionManager);
+  sessionManager.branch = (branchFromId: string): void => {
+    piBranch(branchFromId);
+    transcript.setLeaf(branchFromId);
+  };
+  const piResetLeaf = sessionManager.resetLeaf.bind(sessionManager);
+  sessionManager.resetLeaf = (): void => {
+    piResetLeaf();
+    transcript.setLeaf(null);
+  };
+
+  const refuse = (call: string) => (): never => {
+    throw new Error(
+      `session ${where}: SessionManager.${call}() would swap the session without storing it; create or fork a session in the store instead`,
+    );
+  };
+  sessionManager.createBranchedSession = refuse("createBranchedSession");
+  sessionManager.newSession = refuse("newSession");
+  sessionManager.setSessionFile = refuse("setSessionFile");
+}
+
+function latestThinkingLevel(branch: readonly SessionEntry[]): string | undefined {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const entry = branch[i];
+    if (entry?.type === "thinking_level_change") return entry.thinkingLevel;
+  }
+  return undefined;
+}
+
+// The store holds pi entries verbatim (its `TranscriptEntry` is "a pi SessionEntry, any type"), so these
+// conversions only change the static type. pi's entry interfaces have no index signature, hence the casts.
+function toTranscriptEntry(entry: SessionEntry): TranscriptEntry {
+  return entry as unknown as TranscriptEntry;
+}
+
+function toPiEntry(entry: TranscriptEntry): SessionEntry {
+  return entry as unknown as SessionEntry;
+}
+
+function toPiHeader(header: TranscriptHeader): SessionHeader {
+  return { ...header };
+}
