@@ -8,9 +8,9 @@
 //
 // Writes packages/turn-pipeline/fixtures/openclaw/streaming/*.json.
 import fs from "node:fs";
+import { register } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { register } from "node:module";
 
 // Some chunks import runtime dependencies (e.g. @openclaw/fs-safe). When the package's node_modules does not
 // resolve them (the §15 set-up may leave the deps one level down, in node_modules/node_modules), retry bare
@@ -53,7 +53,28 @@ const rand = rng(20260906);
 const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 
-const WORDS = ["alpha", "beta", "gamma", "delta", "the", "a", "model", "reply", "stream", "chunk", "value", "1.5", "e.g.", "ok", "naïve", "😀", "x", "end", "code", "tag"];
+const WORDS = [
+  "alpha",
+  "beta",
+  "gamma",
+  "delta",
+  "the",
+  "a",
+  "model",
+  "reply",
+  "stream",
+  "chunk",
+  "value",
+  "1.5",
+  "e.g.",
+  "ok",
+  "naïve",
+  "😀",
+  "x",
+  "end",
+  "code",
+  "tag",
+];
 function sentence() {
   const n = int(1, 12);
   const ws = [];
@@ -70,7 +91,20 @@ function fence(unclosed) {
   const marker = pick(["```", "```", "~~~", "````"]);
   const info = pick(["", "ts", "python", "txt title=x"]);
   const lines = [];
-  for (let i = 0, n = int(1, 8); i < n; i++) lines.push(pick(["const x = 1;", "foo(bar)", "", "if (a) { b(); }", "a. b. c.", "<think>not a tag</think>", "[[reply_to_current]]", "MEDIA: ./inside.png", "😀😀"]));
+  for (let i = 0, n = int(1, 8); i < n; i++)
+    lines.push(
+      pick([
+        "const x = 1;",
+        "foo(bar)",
+        "",
+        "if (a) { b(); }",
+        "a. b. c.",
+        "<think>not a tag</think>",
+        "[[reply_to_current]]",
+        "MEDIA: ./inside.png",
+        "😀😀",
+      ]),
+    );
   return `${marker}${info}\n${lines.join("\n")}${unclosed ? "" : `\n${marker}`}`;
 }
 function block() {
@@ -114,16 +148,40 @@ function runChunker(chunking, steps) {
 }
 const chunkerCases = [];
 const handChunker = [
-  ["paragraph break", { minChars: 5, maxChars: 40 }, ["Alpha paragraph.\n\nBeta paragraph that is long enough."]],
-  ["fence never split when it fits", { minChars: 10, maxChars: 60 }, ["Intro text here.\n```js\nconst a = 1;\nconst b = 2;\n```\nAfter the fence."]],
-  ["forced cut reopens fence with info", { minChars: 5, maxChars: 30 }, ["```python\n" + "print('x')\n".repeat(8) + "```\n"]],
-  ["sentence break", { minChars: 10, maxChars: 50, breakPreference: "sentence" }, ["One sentence here. Two sentences here! Three? Four."]],
-  ["newline preference waits", { minChars: 10, maxChars: 80, breakPreference: "newline" }, ["no newline in this text but long enough"]],
+  [
+    "paragraph break",
+    { minChars: 5, maxChars: 40 },
+    ["Alpha paragraph.\n\nBeta paragraph that is long enough."],
+  ],
+  [
+    "fence never split when it fits",
+    { minChars: 10, maxChars: 60 },
+    ["Intro text here.\n```js\nconst a = 1;\nconst b = 2;\n```\nAfter the fence."],
+  ],
+  [
+    "forced cut reopens fence with info",
+    { minChars: 5, maxChars: 30 },
+    [`\`\`\`python\n${"print('x')\n".repeat(8)}\`\`\`\n`],
+  ],
+  [
+    "sentence break",
+    { minChars: 10, maxChars: 50, breakPreference: "sentence" },
+    ["One sentence here. Two sentences here! Three? Four."],
+  ],
+  [
+    "newline preference waits",
+    { minChars: 10, maxChars: 80, breakPreference: "newline" },
+    ["no newline in this text but long enough"],
+  ],
   ["decimal is not a sentence end", { minChars: 3, maxChars: 20 }, ["Value is 1.5 and more words follow"]],
-  ["flushOnParagraph", { minChars: 30, maxChars: 200, flushOnParagraph: true }, ["First paragraph.\n\nSecond paragraph.\n\nThird paragraph is here.\n\n"]],
+  [
+    "flushOnParagraph",
+    { minChars: 30, maxChars: 200, flushOnParagraph: true },
+    ["First paragraph.\n\nSecond paragraph.\n\nThird paragraph is here.\n\n"],
+  ],
   ["hard cut surrogate", { minChars: 1, maxChars: 5 }, ["😀😀😀😀😀😀"]],
   ["min greater than max", { minChars: 50, maxChars: 10 }, ["word ".repeat(30)]],
-  ["tilde fence", { minChars: 5, maxChars: 25 }, ["~~~\n" + "line line line\n".repeat(5) + "~~~\nafter"]],
+  ["tilde fence", { minChars: 5, maxChars: 25 }, [`~~~\n${"line line line\n".repeat(5)}~~~\nafter`]],
 ];
 for (const [name, chunking, parts] of handChunker) {
   const steps = [];
@@ -137,7 +195,11 @@ for (let i = 0; i < 300; i++) {
   const text = markdownText(i % 10 === 0 ? 14 : 6);
   const minChars = int(1, 120);
   const maxChars = int(Math.max(8, minChars - 10), minChars + int(0, 300));
-  const chunking = { minChars, maxChars, breakPreference: pick(["paragraph", "paragraph", "newline", "sentence"]) };
+  const chunking = {
+    minChars,
+    maxChars,
+    breakPreference: pick(["paragraph", "paragraph", "newline", "sentence"]),
+  };
   if (rand() < 0.15) chunking.flushOnParagraph = true;
   const steps = [];
   for (const p of splitRandom(text)) {
@@ -165,7 +227,7 @@ const handTags = [
   "```\n<think>in code</think>\n```\nafter",
   "```\n<think>unclosed fence protects",
   "`unclosed <think>hidden</think> tick",
-  "<thinking foo=\"a>b\">hidden</thinking>shown",
+  '<thinking foo="a>b">hidden</thinking>shown',
   "<reasoning>r</reasoning>visible",
   "<internal>secret</internal>visible",
   "<internal>never recovered",
@@ -184,13 +246,47 @@ const handTags = [
   "    indented <think>code</think>\n\nnext",
   "x <THINK>upper</THINK> y",
   "<final>a</final><final>b</final>",
-  "<final foo=\"bar\">attr</final>",
+  '<final foo="bar">attr</final>',
 ];
-const optionSets = [undefined, { mode: "preserve" }, { recoverUnclosed: false }, { scope: "leading" }, { trim: "none" }, { trim: "start" }];
+const optionSets = [
+  undefined,
+  { mode: "preserve" },
+  { recoverUnclosed: false },
+  { scope: "leading" },
+  { trim: "none" },
+  { trim: "start" },
+];
 for (const text of handTags) {
-  for (const options of optionSets) tagCases.push({ text, options, expected: stripReasoningTagsFromText(text, options) });
+  for (const options of optionSets)
+    tagCases.push({ text, options, expected: stripReasoningTagsFromText(text, options) });
 }
-const TAG_PIECES = ["<think>", "</think>", "<thinking>", "</thinking>", "<final>", "</final>", "<reasoning>", "</reasoning>", "<internal>", "</internal>", "<thought>", "</thought>", "<think/>", "<think>", "</think>", "<think a=\"x>y\">", "`", "``", "```\n", "\n```\n", "<", ">", " ", "\n", "\n\n"];
+const TAG_PIECES = [
+  "<think>",
+  "</think>",
+  "<thinking>",
+  "</thinking>",
+  "<final>",
+  "</final>",
+  "<reasoning>",
+  "</reasoning>",
+  "<internal>",
+  "</internal>",
+  "<thought>",
+  "</thought>",
+  "<think/>",
+  "<think>",
+  "</think>",
+  '<think a="x>y">',
+  "`",
+  "``",
+  "```\n",
+  "\n```\n",
+  "<",
+  ">",
+  " ",
+  "\n",
+  "\n\n",
+];
 for (let i = 0; i < 300; i++) {
   const parts = [];
   for (let j = 0, n = int(1, 12); j < n; j++) parts.push(rand() < 0.45 ? pick(TAG_PIECES) : sentence());
@@ -222,7 +318,7 @@ const handDirectives = [
   "MEDIA: https://example.com/cat.png\nCaption",
   "MEDIA: /tmp/a.png",
   "MEDIA: ./out/chart.png and text",
-  "MEDIA: \"/tmp/with space.png\"",
+  'MEDIA: "/tmp/with space.png"',
   "MEDIA: '/tmp/single quoted.png'",
   "MEDIA: `./tick.png`",
   "MEDIA: http://example.com/a.png",
@@ -252,19 +348,45 @@ const handDirectives = [
   "```\nMEDIA: ./in-fence.png\n```",
   "MEDIA: /tmp/a.png\n[[audio_as_voice]]",
   "MEDIA: (./paren.png),",
-  "MEDIA: " + "/x".repeat(2100) + ".png",
+  `MEDIA: ${"/x".repeat(2100)}.png`,
   "MEDIA: https://8.8.8.8/a.png",
   "MEDIA: https://100.64.0.1/a.png",
   "MEDIA: https://example.com./a.png",
   "[[reply_to_current]]\nMEDIA: https://example.com/a.png\nHi",
 ];
-const MEDIA_PAYLOADS = ["https://example.com/a.png", "https://cdn.example.org/x/y.jpg?size=2", "http://example.com/a.png", "https://localhost/a.png", "https://192.168.1.2/x.png", "/tmp/a.png", "./b.png", "../c.png", "~/d.png", "~user/e.png", "file:///tmp/f.png", "g.png", "word", "\"/tmp/q q.png\"", "'./s s.png'", "`./t.png`", "/tmp/space name.png", "C:\\x\\y.png", "(./p.png),"];
+const MEDIA_PAYLOADS = [
+  "https://example.com/a.png",
+  "https://cdn.example.org/x/y.jpg?size=2",
+  "http://example.com/a.png",
+  "https://localhost/a.png",
+  "https://192.168.1.2/x.png",
+  "/tmp/a.png",
+  "./b.png",
+  "../c.png",
+  "~/d.png",
+  "~user/e.png",
+  "file:///tmp/f.png",
+  "g.png",
+  "word",
+  '"/tmp/q q.png"',
+  "'./s s.png'",
+  "`./t.png`",
+  "/tmp/space name.png",
+  "C:\\x\\y.png",
+  "(./p.png),",
+];
 function directiveText() {
   const lines = [];
   for (let j = 0, n = int(1, 6); j < n; j++) {
     const r = rand();
-    if (r < 0.3) lines.push(`${pick(["", "  ", "\t"])}${pick(["MEDIA:", "media:", "MEDIA: "])}${pick(["", " "])}${pick(MEDIA_PAYLOADS)}${rand() < 0.3 ? ` ${pick(MEDIA_PAYLOADS)}` : ""}`);
-    else if (r < 0.55) lines.push(`${pick(["[[reply_to_current]]", "[[reply_to: 42]]", "[[ reply_to:abc-1 ]]", "[[audio_as_voice]]", "[[reply_to_current]]"])}${pick([" ", "", "  "])}${sentence()}`);
+    if (r < 0.3)
+      lines.push(
+        `${pick(["", "  ", "\t"])}${pick(["MEDIA:", "media:", "MEDIA: "])}${pick(["", " "])}${pick(MEDIA_PAYLOADS)}${rand() < 0.3 ? ` ${pick(MEDIA_PAYLOADS)}` : ""}`,
+      );
+    else if (r < 0.55)
+      lines.push(
+        `${pick(["[[reply_to_current]]", "[[reply_to: 42]]", "[[ reply_to:abc-1 ]]", "[[audio_as_voice]]", "[[reply_to_current]]"])}${pick([" ", "", "  "])}${sentence()}`,
+      );
     else if (r < 0.62) lines.push(pick(["NO_REPLY", "HEARTBEAT_OK", "no_reply"]));
     else if (r < 0.7) lines.push(fence(false));
     else lines.push(`${sentence()}${rand() < 0.3 ? ` [[reply_to:${int(1, 999)}]] ${sentence()}` : ""}`);
@@ -272,14 +394,30 @@ function directiveText() {
   return lines.join(pick(["\n", "\n", "\n\n"]));
 }
 for (const text of handDirectives) {
-  directiveCases.push({ text, options: { currentMessageId: "msg-1" }, expected: clean(parseReplyDirectives(text, { currentMessageId: "msg-1" })) });
+  directiveCases.push({
+    text,
+    options: { currentMessageId: "msg-1" },
+    expected: clean(parseReplyDirectives(text, { currentMessageId: "msg-1" })),
+  });
   mediaCases.push({ text, expected: clean(splitMediaFromOutput(text)) });
 }
-directiveCases.push({ text: "[[reply_to_current]] x", options: {}, expected: clean(parseReplyDirectives("[[reply_to_current]] x", {})) });
-directiveCases.push({ text: "HEARTBEAT_OK", options: { silentToken: "HEARTBEAT_OK" }, expected: clean(parseReplyDirectives("HEARTBEAT_OK", { silentToken: "HEARTBEAT_OK" })) });
+directiveCases.push({
+  text: "[[reply_to_current]] x",
+  options: {},
+  expected: clean(parseReplyDirectives("[[reply_to_current]] x", {})),
+});
+directiveCases.push({
+  text: "HEARTBEAT_OK",
+  options: { silentToken: "HEARTBEAT_OK" },
+  expected: clean(parseReplyDirectives("HEARTBEAT_OK", { silentToken: "HEARTBEAT_OK" })),
+});
 for (let i = 0; i < 300; i++) {
   const text = directiveText();
-  directiveCases.push({ text, options: { currentMessageId: "m" }, expected: clean(parseReplyDirectives(text, { currentMessageId: "m" })) });
+  directiveCases.push({
+    text,
+    options: { currentMessageId: "m" },
+    expected: clean(parseReplyDirectives(text, { currentMessageId: "m" })),
+  });
   mediaCases.push({ text, expected: clean(splitMediaFromOutput(text)) });
 }
 write("reply-directives.json", directiveCases);
@@ -300,7 +438,9 @@ for (const chunks of handAcc) accCases.push(runAcc(chunks));
 for (let i = 0; i < 200; i++) accCases.push(runAcc(splitRandom(directiveText()).slice(0, 12)));
 function runAcc(chunks) {
   const acc = createStreamingDirectiveAccumulator();
-  const results = chunks.map((chunk, index) => clean(acc.consume(chunk, { final: index === chunks.length - 1 })));
+  const results = chunks.map((chunk, index) =>
+    clean(acc.consume(chunk, { final: index === chunks.length - 1 })),
+  );
   return { chunks, expected: results };
 }
 write("streaming-directives.json", accCases);
@@ -309,6 +449,9 @@ function clean(value) {
   return value === undefined ? null : JSON.parse(JSON.stringify(value));
 }
 function write(name, cases) {
-  fs.writeFileSync(path.join(outDir, name), `${JSON.stringify({ source: "openclaw@2026.9.6", recordedBy: "tooling/parity/record/streaming.mjs", cases }, null, 1)}\n`);
+  fs.writeFileSync(
+    path.join(outDir, name),
+    `${JSON.stringify({ source: "openclaw@2026.9.6", recordedBy: "tooling/parity/record/streaming.mjs", cases }, null, 1)}\n`,
+  );
   console.log(name, cases.length);
 }
