@@ -38,6 +38,7 @@ export const QUEUE_DEFAULTS = { mode: "steer", debounceMs: 500, cap: 20, drop: "
 export const SESSION_DEFAULTS = {
   scope: "per-sender",
   dmScope: "main",
+  groupScope: "per-group",
   mainKey: DEFAULT_MAIN_KEY,
   reset: { mode: "daily", atHour: 4 },
 } as const;

@@ -17,6 +17,19 @@ const groupSettings = z.strictObject({
   historyLimit: nonNegativeInt.optional(),
 });
 
+/** Per account (a second bot on the same channel): overrides of the channel's access and history settings. */
+const accountSettings = z.strictObject({
+  enabled: z.boolean().optional(),
+  name: nonEmptyString.optional(),
+  dmPolicy: z.enum(["pairing", "allowlist", "open", "disabled"]).optional(),
+  allowFrom: z.array(peerId).optional(),
+  groupPolicy: z.enum(["open", "allowlist", "disabled"]).optional(),
+  groupAllowFrom: z.array(peerId).optional(),
+  historyLimit: nonNegativeInt.optional(),
+  dmHistoryLimit: nonNegativeInt.optional(),
+  dms: z.record(nonEmptyString, z.strictObject({ historyLimit: nonNegativeInt.optional() })).optional(),
+});
+
 const commonChannelFields = {
   enabled: z.boolean().default(CHANNEL_DEFAULTS.enabled),
   dmPolicy: z
@@ -39,6 +52,10 @@ const commonChannelFields = {
   blockStreamingCoalesce: z
     .strictObject({ idleMs: nonNegativeInt.optional(), minChars: positiveInt.optional() })
     .optional(),
+  accounts: z
+    .record(nonEmptyString, accountSettings)
+    .optional()
+    .describe("Per account id (several bots on one channel): overrides of this channel's settings."),
 };
 
 export const genericChannel = z.strictObject(commonChannelFields);

@@ -33,7 +33,12 @@ describe("valid configs and defaults", () => {
     expect(config.agents.defaults.subagents).toEqual({ maxSpawnDepth: 5, maxConcurrent: 8 });
     expect(config.agents.list).toEqual([]);
     expect(config.messages.queue).toEqual({ mode: "steer", debounceMs: 500, cap: 20, drop: "summarize" });
-    expect(config.session).toMatchObject({ scope: "per-sender", dmScope: "main", mainKey: "main" });
+    expect(config.session).toMatchObject({
+      scope: "per-sender",
+      dmScope: "main",
+      groupScope: "per-group",
+      mainKey: "main",
+    });
     expect(config.session.reset).toEqual({ mode: "daily", atHour: 4 });
     expect(config.store.driver).toBe("sqlite");
     expect(config.auth.cooldowns.transientSeconds).toEqual([30, 60, 300]);
@@ -81,6 +86,16 @@ describe("valid configs and defaults", () => {
     expect(config.agents.list[0]?.id).toBe("ops_team");
     expect(config.session.mainKey).toBe("home");
     expect(config.auth.profiles["x:1"]?.provider).toBe("openai");
+  });
+
+  it("accepts per-account overrides on a channel", () => {
+    const config = parse({
+      channels: { telegram: { accounts: { work: { dmHistoryLimit: 5, allowFrom: [42] } } } },
+    });
+    expect(config.channels.telegram?.accounts?.work).toEqual({ dmHistoryLimit: 5, allowFrom: ["42"] });
+    expect(problems({ channels: { slack: { accounts: { a: { botToken: "x" } } } } })).toEqual([
+      "channels.slack.accounts.a.botToken: unknown key (expected one of: enabled, name, dmPolicy, allowFrom, groupPolicy, groupAllowFrom, historyLimit, dmHistoryLimit, dms)",
+    ]);
   });
 
   it("keeps numeric sender ids as strings", () => {

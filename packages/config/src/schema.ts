@@ -32,6 +32,10 @@ const sessionConfig = z.strictObject({
     .enum(["main", "per-peer", "per-channel-peer", "per-account-channel-peer"])
     .default(SESSION_DEFAULTS.dmScope)
     .describe('How DMs map to sessions; "main" collapses every DM into the main session.'),
+  groupScope: z
+    .enum(["main", "per-group"])
+    .default(SESSION_DEFAULTS.groupScope)
+    .describe('How groups map to sessions; "main" collapses every group into the main session.'),
   mainKey: nonEmptyString
     .regex(/^[^:\s]+$/, { error: 'expected a key without ":" or spaces' })
     .transform((key) => key.toLowerCase())
