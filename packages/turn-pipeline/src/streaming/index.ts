@@ -1,2 +1,55 @@
-// Streaming normalisation: reasoning tags, block chunking, reply directives (in progress).
-export {};
+// Streaming normalisation: reasoning tags, block chunking, reply directives, silent tokens, the ReplyStream.
+
+export {
+  type BlockChunk,
+  BlockChunker,
+  type BlockChunking,
+  type BreakPreference,
+  normalizeChunking,
+} from "./block-chunker.ts";
+export {
+  BlockCoalescer,
+  COALESCE_MIN_CHARS_BY_CHANNEL,
+  type CoalesceSettings,
+  DEFAULT_COALESCE_IDLE_MS,
+  realTimers,
+  resolveCoalesceSettings,
+  type TimerScheduler,
+} from "./block-coalescer.ts";
+export {
+  parseInlineDirectives,
+  sanitizeReplyDirectiveId,
+  stripInlineDirectiveTagsForDelivery,
+} from "./directive-tags.ts";
+export { type MediaSegment, type SplitMediaResult, splitMediaFromOutput } from "./media-output.ts";
+export { isMessagingToolDuplicate, normalizeTextForComparison } from "./messaging-dedupe.ts";
+export { ReasoningStreamStripper, type StrippedDelta } from "./reasoning-stream.ts";
+export {
+  REASONING_TAG_NAMES,
+  type StripReasoningOptions,
+  stripReasoningTagsFromText,
+} from "./reasoning-tags.ts";
+export {
+  type ParseReplyDirectivesOptions,
+  parseReplyDirectives,
+  type ReplyDirectives,
+  StreamingDirectiveAccumulator,
+  type StreamingDirectiveResult,
+} from "./reply-directives.ts";
+export type { ReplyPayload } from "./reply-payload.ts";
+export {
+  type ReasoningMode,
+  type ReplyCallbacks,
+  ReplyStream,
+  type ReplyStreamEvent,
+  type ReplyStreamListener,
+  type ReplyStreamOptions,
+  subscribeReplyCallbacks,
+} from "./reply-stream.ts";
+export {
+  HEARTBEAT_TOKEN,
+  isSilentReplyPayloadText,
+  isSilentReplyPrefixText,
+  isSilentReplyText,
+  SILENT_REPLY_TOKEN,
+} from "./silent-tokens.ts";

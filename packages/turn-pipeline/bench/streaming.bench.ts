@@ -1,0 +1,181 @@
+// Throughput of the composed ReplyStream (tag stripping + directive accumulation + block chunking + directive
+// parsing per block) on a realistic 5 MB reply delivered in 1-byte, 16-byte and 4 KB deltas, against
+// OpenClaw's own EmbeddedBlockChunker on the same input in the same run (loaded from OPENCLAW_DIST when set;
+// it loads under Node 22) and a naive re-scan chunker that always runs. A second suite shows cost growing
+// linearly: the same stream on 1 MB and 8 MB.
+
+import { type BenchCase, type BenchSuite, defineSuite } from "@agent-kernel/bench";
+import type { AssistantMessage } from "@earendil-works/pi-ai";
+import { ReplyStream } from "../src/streaming/index.ts";
+
+const CHUNKING = { minChars: 800, maxChars: 1200, breakPreference: "paragraph" as const };
+
+function realisticReply(bytes: number): string {
+  let seed = 42;
+  const rand = (): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  const words = [
+    "the",
+    "stream",
+    "chunker",
+    "keeps",
+    "fences",
+    "balanced",
+    "while",
+    "reasoning",
+    "is",
+    "hidden",
+    "value",
+    "1.5",
+    "naïve",
+    "result",
+  ];
+  const sentence = (): string => {
+    const n = 6 + Math.floor(rand() * 14);
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) out.push(words[Math.floor(rand() * words.length)] ?? "x");
+    return `${out.join(" ")}.`;
+  };
+  const parts: string[] = [];
+  let size = 0;
+  while (size < bytes) {
+    const r = rand();
+    let block: string;
+    if (r < 0.55) block = Array.from({ length: 2 + Math.floor(rand() * 5) }, sentence).join(" ");
+    else if (r < 0.7)
+      block = Array.from({ length: 3 + Math.floor(rand() * 4) }, () => `- ${sentence()}`).join("\n");
+    else if (r < 0.85) {
+      const lines = Array.from(
+        { length: 5 + Math.floor(rand() * 40) },
+        (_, i) => `  const v${i} = compute(${i}); // ${sentence()}`,
+      );
+      block = `\`\`\`ts\n${lines.join("\n")}\n\`\`\``;
+    } else if (r < 0.93) block = `<think>${sentence()} ${sentence()}</think>${sentence()}`;
+    else if (r < 0.97) block = `[[reply_to_current]] ${sentence()}`;
+    else block = `MEDIA: https://example.com/img-${Math.floor(rand() * 1000)}.png`;
+    parts.push(block);
+    size += block.length + 2;
+  }
+  return parts.join("\n\n").slice(0, bytes);
+}
+
+function split(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+const partial = {} as AssistantMessage;
+function runReplyStream(deltas: readonly string[]): number {
+  const stream = new ReplyStream({
+    blockStreaming: { chunking: CHUNKING, breakMode: "text_end" },
+    reasoningMode: "stream",
+  });
+  let blocks = 0;
+  stream.subscribe((event) => {
+    if (event.type === "block") blocks++;
+  });
+  stream.handle({ type: "start", partial });
+  for (const delta of deltas) stream.handle({ type: "text_delta", contentIndex: 0, delta, partial });
+  stream.handle({ type: "text_end", contentIndex: 0, content: "", partial });
+  stream.handle({ type: "done", reason: "stop", message: partial });
+  stream.finish();
+  return blocks;
+}
+
+/** What a chunker does without scan positions: every delta re-scans the whole buffer for fences and breaks. */
+function runNaiveRescan(deltas: readonly string[]): number {
+  let buffer = "";
+  let blocks = 0;
+  for (const delta of deltas) {
+    buffer += delta;
+    while (buffer.length >= CHUNKING.minChars) {
+      const fences = [...buffer.matchAll(/^ {0,3}(`{3,}|~{3,})/gm)].length;
+      const window = buffer.slice(0, CHUNKING.maxChars);
+      let at = fences % 2 === 0 ? window.lastIndexOf("\n\n") : -1;
+      if (at < CHUNKING.minChars) at = buffer.length >= CHUNKING.maxChars ? CHUNKING.maxChars : -1;
+      if (at < 0) break;
+      blocks++;
+      buffer = buffer.slice(at).replace(/^\n+/, "");
+    }
+  }
+  return blocks + (buffer ? 1 : 0);
+}
+
+type OpenClawChunker = new (
+  chunking: typeof CHUNKING,
+) => {
+  append(text: string): void;
+  drain(params: { force: boolean; emit: (text: string) => void }): void;
+};
+
+async function loadOpenClawChunker(): Promise<OpenClawChunker | undefined> {
+  if (!process.env.OPENCLAW_DIST) return undefined;
+  try {
+    const loaderPath = "../../../tooling/parity/load-openclaw.mjs";
+    const loader = (await import(loaderPath)) as { get(name: string): Promise<unknown> };
+    return (await loader.get("EmbeddedBlockChunker")) as OpenClawChunker;
+  } catch (error) {
+    console.warn(`OpenClaw chunker did not load: ${String(error)}`);
+    return undefined;
+  }
+}
+
+function runOpenClaw(Chunker: OpenClawChunker, deltas: readonly string[]): number {
+  const chunker = new Chunker(CHUNKING);
+  let blocks = 0;
+  const emit = (): void => {
+    blocks++;
+  };
+  for (const delta of deltas) {
+    chunker.append(delta);
+    chunker.drain({ force: false, emit });
+  }
+  chunker.drain({ force: true, emit });
+  return blocks;
+}
+
+const FIVE_MB = 5 * 1024 * 1024;
+const reply = realisticReply(FIVE_MB);
+const deltas1 = split(reply, 1);
+const deltas16 = split(reply, 16);
+const deltas4k = split(reply, 4096);
+const openClaw = await loadOpenClawChunker();
+
+const throughputCases: BenchCase[] = [
+  { name: "naive re-scan chunker, 16 B deltas", run: () => runNaiveRescan(deltas16) },
+  { name: "ReplyStream, 1 B deltas", run: () => runReplyStream(deltas1) },
+  { name: "ReplyStream, 16 B deltas", run: () => runReplyStream(deltas16) },
+  { name: "ReplyStream, 4 KB deltas", run: () => runReplyStream(deltas4k) },
+];
+if (openClaw)
+  throughputCases.unshift({
+    name: "OpenClaw EmbeddedBlockChunker, 16 B deltas",
+    run: () => runOpenClaw(openClaw, deltas16),
+  });
+
+const throughput: BenchSuite = defineSuite({
+  name: "composed reply stream, 5 MB realistic reply",
+  baseline: openClaw ? "OpenClaw EmbeddedBlockChunker, 16 B deltas" : "naive re-scan chunker, 16 B deltas",
+  iterations: 3,
+  warmup: 1,
+  bytesPerIteration: FIVE_MB,
+  cases: throughputCases,
+});
+
+const oneMb = split(realisticReply(1024 * 1024), 16);
+const eightMb = split(realisticReply(8 * 1024 * 1024), 16);
+const linear: BenchSuite = defineSuite({
+  name: "linear growth: ReplyStream, 16 B deltas (8 MB should take ~8× as long as 1 MB)",
+  baseline: "1 MB",
+  iterations: 3,
+  warmup: 1,
+  cases: [
+    { name: "1 MB", run: () => runReplyStream(oneMb) },
+    { name: "8 MB", run: () => runReplyStream(eightMb) },
+  ],
+});
+
+export default [throughput, linear];

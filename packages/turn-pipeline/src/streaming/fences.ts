@@ -1,0 +1,126 @@
+// Markdown fence spans (``` and ~~~ blocks) and UTF-16-safe slicing for the streaming path.
+// Owns: the line-based fence grammar OpenClaw 2026.9.6 uses for chunking (packages/markdown-core/src/fences.ts),
+// so chunk boundaries never fall inside a fence. Does not own inline code or CommonMark block parsing
+// (see markdown-code.ts for the code regions the final-text strippers use).
+
+export type FenceSpan = {
+  start: number;
+  end: number;
+  openLine: string;
+  marker: string;
+  indent: string;
+};
+
+export type OpenFence = {
+  markerChar: string;
+  markerLen: number;
+  openLine: string;
+  marker: string;
+  indent: string;
+};
+
+export type FenceScanState = { atLineStart: boolean; open?: OpenFence };
+
+const FENCE_LINE_RE = /(?:^|\n)( {0,3})(`{3,}|~{3,})([^\r\n\u2028\u2029]*)\r?(?=\n|$)/g;
+const SINGLE_LINE_FENCE_RE = new RegExp(FENCE_LINE_RE, "gy");
+
+/** Scans fence spans; an unclosed fence runs to the end of the buffer and is carried in `state.open`. */
+export function scanFenceSpans(
+  buffer: string,
+  state?: FenceScanState,
+): { spans: FenceSpan[]; state: FenceScanState } {
+  const spans: FenceSpan[] = [];
+  const startsAtLineStart = state?.atLineStart ?? true;
+  let open: (OpenFence & { start: number }) | undefined = state?.open
+    ? { ...state.open, start: 0 }
+    : undefined;
+  const pattern = buffer.includes("\n") ? FENCE_LINE_RE : SINGLE_LINE_FENCE_RE;
+  pattern.lastIndex = 0;
+  for (const match of buffer.matchAll(pattern)) {
+    const [whole, indent, marker, trailing] = match;
+    if (indent === undefined || marker === undefined || trailing === undefined) continue;
+    const start = match.index + (whole.startsWith("\n") ? 1 : 0);
+    if (start === 0 && !startsAtLineStart) continue;
+    const markerChar = marker.charAt(0);
+    if (!open) {
+      open = {
+        start,
+        markerChar,
+        markerLen: marker.length,
+        openLine: `${indent}${marker}${trailing}`,
+        marker,
+        indent,
+      };
+    } else if (
+      open.markerChar === markerChar &&
+      marker.length >= open.markerLen &&
+      /^[ \t]*$/.test(trailing)
+    ) {
+      spans.push({
+        start: open.start,
+        end: match.index + whole.length,
+        openLine: open.openLine,
+        marker: open.marker,
+        indent: open.indent,
+      });
+      open = undefined;
+    }
+  }
+  if (open)
+    spans.push({
+      start: open.start,
+      end: buffer.length,
+      openLine: open.openLine,
+      marker: open.marker,
+      indent: open.indent,
+    });
+  const atLineStart = buffer.length === 0 ? startsAtLineStart : buffer.endsWith("\n");
+  if (!open) return { spans, state: { atLineStart } };
+  const { start: _start, ...carried } = open;
+  return { spans, state: { atLineStart, open: carried } };
+}
+
+/** The fence strictly containing `index` (start < index < end); spans are sorted by start. */
+export function findFenceSpanAt(spans: readonly FenceSpan[], index: number): FenceSpan | undefined {
+  let low = 0;
+  let high = spans.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >>> 1;
+    const span = spans[mid];
+    if (!span) break;
+    if (index <= span.start) high = mid - 1;
+    else if (index >= span.end) low = mid + 1;
+    else return span;
+  }
+  return undefined;
+}
+
+export function isSafeFenceBreak(spans: readonly FenceSpan[], index: number): boolean {
+  return !findFenceSpanAt(spans, index);
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** Slices without leaving half of a surrogate pair at either edge. */
+export function sliceUtf16Safe(input: string, start: number, end?: number): string {
+  const len = input.length;
+  let from = start < 0 ? Math.max(len + start, 0) : Math.min(start, len);
+  const to0 = end === undefined ? len : end < 0 ? Math.max(len + end, 0) : Math.min(end, len);
+  let to = to0;
+  if (to <= from) return "";
+  if (
+    from > 0 &&
+    from < len &&
+    isLowSurrogate(input.charCodeAt(from)) &&
+    isHighSurrogate(input.charCodeAt(from - 1))
+  )
+    from += 1;
+  if (to > 0 && to < len && isHighSurrogate(input.charCodeAt(to - 1)) && isLowSurrogate(input.charCodeAt(to)))
+    to -= 1;
+  return input.slice(from, to);
+}

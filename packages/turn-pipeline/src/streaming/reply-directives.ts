@@ -1,0 +1,189 @@
+// Reply directives of one reply text, and their streaming-safe accumulation across deltas.
+// Owns: parseReplyDirectives (MEDIA: lines + reply target + audio flag + silent token, OpenClaw 2026.9.6),
+// file: URL → local path conversion for media (local hosts only, no encoded separators), and
+// StreamingDirectiveAccumulator (holds back a trailing unclosed "[[…", a lone "[", and a trailing MEDIA: line or
+// its partial "M"…"MEDIA" prefix until the next delta; reply target state is sticky across chunks).
+// Does not own the messaging-tool duplicate filter (messaging-dedupe.ts).
+import { fileURLToPath } from "node:url";
+import { parseInlineDirectives, stripInlineDirectiveTagsForDelivery } from "./directive-tags.ts";
+import { splitMediaFromOutput } from "./media-output.ts";
+import {
+  isSilentReplyPayloadText,
+  isSilentReplyPrefixText,
+  isSilentReplyText,
+  SILENT_REPLY_TOKEN,
+  startsWithSilentToken,
+  stripLeadingSilentToken,
+} from "./silent-tokens.ts";
+
+export type ReplyDirectives = {
+  text: string;
+  mediaUrls?: string[];
+  replyToId?: string;
+  replyToCurrent?: true;
+  replyToTag: boolean;
+  audioAsVoice?: boolean;
+  isSilent: boolean;
+};
+
+export type ParseReplyDirectivesOptions = {
+  currentMessageId?: string | undefined;
+  silentToken?: string;
+  preserveTrailingWhitespace?: boolean;
+  extractMediaDirectives?: boolean;
+};
+
+/** file:///x or file://localhost/x → /x; anything unsafe stays as written (undefined). */
+export function trySafeFileUrlToPath(source: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(source);
+  } catch {
+    return undefined;
+  }
+  if (parsed.protocol !== "file:") return undefined;
+  const host = parsed.hostname.toLowerCase();
+  if (host !== "" && host !== "localhost") return undefined;
+  if (/%(?:2f|5c)/i.test(parsed.pathname)) return undefined;
+  try {
+    return fileURLToPath(parsed, { windows: false });
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseReplyDirectives(
+  raw: string,
+  options: ParseReplyDirectivesOptions = {},
+): ReplyDirectives {
+  const split = splitMediaFromOutput(raw, {
+    extractMediaDirectives: options.extractMediaDirectives,
+    preserveTrailingWhitespace: options.preserveTrailingWhitespace,
+  });
+  let text = split.text ?? "";
+  const replyParsed = text.includes("[[")
+    ? parseInlineDirectives(text, {
+        currentMessageId: options.currentMessageId,
+        stripAudioTag: false,
+        preserveTrailingWhitespace: options.preserveTrailingWhitespace,
+      })
+    : undefined;
+  text = stripInlineDirectiveTagsForDelivery(replyParsed?.hasReplyTag ? replyParsed.text : text, {
+    preserveTrailingWhitespace: options.preserveTrailingWhitespace,
+  }).text;
+  const isSilent = isSilentReplyPayloadText(text, options.silentToken ?? SILENT_REPLY_TOKEN);
+  return {
+    text: isSilent ? "" : text,
+    ...(split.mediaUrls
+      ? { mediaUrls: split.mediaUrls.map((source) => trySafeFileUrlToPath(source) ?? source) }
+      : {}),
+    ...(replyParsed?.replyToId !== undefined ? { replyToId: replyParsed.replyToId } : {}),
+    ...(replyParsed?.replyToCurrent ? { replyToCurrent: true as const } : {}),
+    replyToTag: replyParsed?.hasReplyTag ?? false,
+    ...(split.audioAsVoice !== undefined ? { audioAsVoice: split.audioAsVoice } : {}),
+    isSilent,
+  };
+}
+
+/** Splits off a tail that may still become a directive or a MEDIA: line. */
+export function splitTrailingDirective(
+  text: string,
+  options?: { preserveTrailingWhitespace?: boolean },
+): { text: string; tail: string } {
+  let bufferStart = text.length;
+  let trimTextBeforeTail = false;
+  const openIndex = text.lastIndexOf("[[");
+  if (openIndex >= 0 && !text.includes("]]", openIndex + 2) && openIndex < bufferStart) {
+    bufferStart = openIndex;
+    trimTextBeforeTail = true;
+  }
+  if (text.endsWith("[") && text.length - 1 < bufferStart) {
+    bufferStart = text.length - 1;
+    trimTextBeforeTail = true;
+  }
+  const lastNewline = text.lastIndexOf("\n");
+  const lastLine = lastNewline < 0 ? text : text.slice(lastNewline + 1);
+  if (/^\s*MEDIA:/i.test(lastLine) || /^[\t ]*(MEDIA|MEDI|MED|ME|M)$/i.test(lastLine)) {
+    const mediaLineStart = lastNewline < 0 ? 0 : lastNewline + 1;
+    if (mediaLineStart < bufferStart) bufferStart = mediaLineStart;
+  }
+  if (bufferStart >= text.length) return { text, tail: "" };
+  return {
+    text:
+      trimTextBeforeTail && !options?.preserveTrailingWhitespace
+        ? text.slice(0, bufferStart).trimEnd()
+        : text.slice(0, bufferStart),
+    tail: text.slice(bufferStart),
+  };
+}
+
+export type StreamingDirectiveResult = {
+  text: string;
+  replyToId?: string;
+  replyToExplicitId?: string;
+  replyToCurrent: boolean;
+  replyToTag: boolean;
+  audioAsVoice: boolean;
+  isSilent: boolean;
+};
+
+/** OpenClaw's createStreamingDirectiveAccumulator as a class: consume(chunk) → result or null. */
+export class StreamingDirectiveAccumulator {
+  #pendingTail = "";
+  #pendingSeparator = "";
+  #replyToId: string | undefined;
+  #replyToCurrent = false;
+  #replyToTag = false;
+  #hasReturnedText = false;
+
+  reset(): void {
+    this.#pendingTail = "";
+    this.#pendingSeparator = "";
+    this.#replyToId = undefined;
+    this.#replyToCurrent = false;
+    this.#replyToTag = false;
+    this.#hasReturnedText = false;
+  }
+
+  consume(raw: string, options?: { final?: boolean; silentToken?: string }): StreamingDirectiveResult | null {
+    const hadPendingTail = this.#pendingTail.length > 0;
+    const heldSeparator = this.#pendingSeparator;
+    let combined = `${this.#pendingTail}${raw}`;
+    this.#pendingTail = "";
+    this.#pendingSeparator = "";
+    if (!options?.final) {
+      const split = splitTrailingDirective(combined);
+      if (split.tail) {
+        const tailStart = combined.length - split.tail.length;
+        const separator = combined.slice(split.text.length, tailStart);
+        this.#pendingSeparator = split.text ? separator : `${heldSeparator}${separator}`;
+      }
+      combined = split.text;
+      this.#pendingTail = split.tail;
+    }
+    if (!combined) return null;
+    const parsed = combined.includes("[[") ? parseInlineDirectives(combined) : undefined;
+    let text = parsed && (parsed.hasReplyTag || parsed.hasAudioTag) ? parsed.text : combined;
+    const silentToken = options?.silentToken ?? SILENT_REPLY_TOKEN;
+    const isSilent = isSilentReplyText(text, silentToken) || isSilentReplyPrefixText(text, silentToken);
+    if (isSilent) text = "";
+    else if (startsWithSilentToken(text, silentToken)) text = stripLeadingSilentToken(text, silentToken);
+    if (hadPendingTail && heldSeparator && text.startsWith("[")) text = heldSeparator + text;
+    if (options?.final && !this.#hasReturnedText) text = stripInlineDirectiveTagsForDelivery(text).text;
+    this.#replyToId = parsed?.replyToExplicitId ?? this.#replyToId;
+    this.#replyToCurrent ||= parsed?.replyToCurrent === true;
+    this.#replyToTag ||= parsed?.hasReplyTag === true;
+    const result: StreamingDirectiveResult = {
+      text,
+      ...(this.#replyToId !== undefined ? { replyToId: this.#replyToId } : {}),
+      ...(parsed?.replyToExplicitId !== undefined ? { replyToExplicitId: parsed.replyToExplicitId } : {}),
+      replyToCurrent: this.#replyToCurrent,
+      replyToTag: this.#replyToTag,
+      audioAsVoice: parsed?.audioAsVoice ?? false,
+      isSilent,
+    };
+    if (!result.text.trim() && !result.audioAsVoice) return null;
+    this.#hasReturnedText ||= Boolean(result.text);
+    return result;
+  }
+}

@@ -1,0 +1,173 @@
+// Silent reply tokens: NO_REPLY (a reply that says "say nothing") and HEARTBEAT_OK (a heartbeat acknowledgement).
+// Owns: OpenClaw 2026.9.6's token tests (exact, JSON-string, {"action": token} envelope, reasoning-prefixed,
+// streaming prefix while the token is still being typed, leading token glued to text). Does not own deciding
+// which token applies (the caller passes it).
+
+export const SILENT_REPLY_TOKEN = "NO_REPLY";
+export const HEARTBEAT_TOKEN = "HEARTBEAT_OK";
+
+function escapeRegExp(value: string): string {
+  return value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function cachedTokenRegex(build: (escaped: string) => RegExp): (token: string) => RegExp {
+  const cache = new Map<string, RegExp>();
+  return (token) => {
+    let regex = cache.get(token);
+    if (!regex) {
+      regex = build(escapeRegExp(token));
+      cache.set(token, regex);
+    }
+    return regex;
+  };
+}
+
+const silentExact = cachedTokenRegex((t) => new RegExp(`^\\s*${t}(?:\\s+${t})*\\s*$`, "i"));
+const silentLeadingAttached = cachedTokenRegex(
+  (t) => new RegExp(`^\\s*(?:${t}\\s+)*${t}(?=[\\p{L}\\p{N}])`, "iu"),
+);
+const silentLeading = cachedTokenRegex((t) => new RegExp(`^\\s*${t}((?:\\s*${t})*)(\\s*)`, "i"));
+
+function stripEdgePunctuation(text: string): string {
+  const start = text.match(/^\p{P}+/u)?.[0].length ?? 0;
+  const tail = text.match(/$(?<=(\p{P}+))/u)?.[1]?.length ?? 0;
+  return text.slice(start, text.length - tail);
+}
+
+/** True only for token-only replies ("NO_REPLY", " no_reply ", "NO_REPLY."). */
+export function isSilentReplyText(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
+  if (!text) return false;
+  return silentExact(token).test(text) || silentExact(token).test(stripEdgePunctuation(text.trim()));
+}
+
+function isSilentReplyJsonStringText(text: string, token: string): boolean {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('"') || !trimmed.endsWith('"') || !trimmed.includes(token)) return false;
+  try {
+    const parsed: unknown = JSON.parse(trimmed);
+    return typeof parsed === "string" && parsed.trim() === token;
+  } catch {
+    return false;
+  }
+}
+
+function isSilentReplyEnvelopeText(text: string, token: string): boolean {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("{") || !trimmed.endsWith("}") || !trimmed.includes(token)) return false;
+  try {
+    const parsed: unknown = JSON.parse(trimmed);
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return false;
+    const keys = Object.keys(parsed);
+    const action = (parsed as { action?: unknown }).action;
+    return keys.length === 1 && keys[0] === "action" && typeof action === "string" && action.trim() === token;
+  } catch {
+    return false;
+  }
+}
+
+const taggedReasoningPrefixRe =
+  /^\s*<\s*(?:(?:antml:|mm:)?(?:think(?:ing)?|thought)|antthinking)\b[^<>]*>[\s\S]*?<\s*\/\s*(?:(?:antml:|mm:)?(?:think(?:ing)?|thought)|antthinking)\s*>\s*/i;
+const openReasoningPrefixRe = /^\s*<\s*(?:(?:antml:|mm:)?(?:think(?:ing)?|thought)|antthinking)\b[^<>]*>/i;
+const plainReasoningPrefixRe = /^\s*(?:think(?:ing)?|thought|analysis|reasoning)\s*:?\s*\r?\n/i;
+const silentIntentTextRe =
+  /^\s*(?:i|i'll|i\s+will|i'm|i\s+am|we|we'll|we\s+will|the\s+assistant|assistant|the\s+bot|bot|openclaw)\s+(?:(?:will\s+)?(?:stay|remain|keep|be)\s+(?:quiet|silent)(?:\s+(?:here|for\s+now|on\s+this|in\s+this\s+(?:chat|thread|channel|conversation)))?|(?:do\s+not|don't|dont|will\s+not|won't|would\s+not|should\s+not)\s+(?:reply|respond)(?:\s+(?:here|for\s+now|on\s+this|in\s+this\s+(?:chat|thread|channel|conversation)))?|(?:have|has)\s+nothing\s+(?:to|for)\s+(?:say|add|reply|respond))(?:[.!?]+)?\s*$/i;
+const substantiveAnswerCueRe =
+  /\b(?:answer|here(?:'s|\s+is)|tell\s+them|you\s+(?:should|can|could|need|must)|please|try|use|send|service\s+is|resolved|retry|yes|no,|sure)\b/i;
+const bareReasoningPlaceholderRe =
+  /^\s*(?:(?:internal|private)\s+)?(?:reasoning|thinking|thoughts?|analysis)(?:\s+notes?)?\s*$/i;
+
+function stripLeadingReasoningBlocks(text: string): string {
+  let current = text;
+  for (;;) {
+    const next = current.replace(taggedReasoningPrefixRe, "");
+    if (next === current) return current;
+    current = next;
+  }
+}
+
+function stripFinalSilentToken(text: string, token: string): string | null {
+  const stripped = text.replace(new RegExp(`(?:^|[\\s*.])${escapeRegExp(token)}\\s*$`, "i"), "").trim();
+  return stripped === text.trim() ? null : stripped;
+}
+
+function hasSilentIntentFinalSilentToken(text: string, token: string): boolean {
+  const withoutToken = stripFinalSilentToken(text, token);
+  if (withoutToken === null) return false;
+  return !withoutToken || silentIntentTextRe.test(withoutToken);
+}
+
+function hasPlainReasoningFinalSilentToken(text: string, token: string): boolean {
+  const withoutToken = stripFinalSilentToken(text, token);
+  if (withoutToken === null) return false;
+  if (!withoutToken || silentIntentTextRe.test(withoutToken)) return true;
+  const lines = withoutToken
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const finalLine = lines.at(-1);
+  const previousLines = lines.slice(0, -1).join("\n");
+  return (
+    Boolean(
+      finalLine &&
+        silentIntentTextRe.test(finalLine) &&
+        previousLines &&
+        !substantiveAnswerCueRe.test(previousLines),
+    ) || bareReasoningPlaceholderRe.test(withoutToken)
+  );
+}
+
+function isReasoningPrefixedSilentReplyText(text: string, token: string): boolean {
+  const trimmed = text.trim();
+  if (!trimmed) return false;
+  const withoutBlocks = stripLeadingReasoningBlocks(trimmed);
+  if (withoutBlocks !== trimmed)
+    return isSilentReplyText(withoutBlocks, token) || hasSilentIntentFinalSilentToken(withoutBlocks, token);
+  if (openReasoningPrefixRe.test(trimmed)) {
+    const rest = trimmed.replace(openReasoningPrefixRe, "");
+    return isSilentReplyText(rest, token) || hasPlainReasoningFinalSilentToken(rest, token);
+  }
+  if (!plainReasoningPrefixRe.test(trimmed)) return false;
+  const rest = trimmed.replace(plainReasoningPrefixRe, "");
+  return isSilentReplyText(rest, token) || hasPlainReasoningFinalSilentToken(rest, token);
+}
+
+/** Token-only, JSON-string, {"action": token} or reasoning-prefixed silent payload text. */
+export function isSilentReplyPayloadText(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
+  if (!text) return false;
+  return (
+    isSilentReplyText(text, token) ||
+    isSilentReplyJsonStringText(text, token) ||
+    isSilentReplyEnvelopeText(text, token) ||
+    isReasoningPrefixedSilentReplyText(text, token)
+  );
+}
+
+/** Strips leading tokens ("NO_REPLYThe user…" → "The user…"). */
+export function stripLeadingSilentToken(text: string, token = SILENT_REPLY_TOKEN): string {
+  return text.replace(silentLeading(token), "").trim();
+}
+
+/** Text starts with tokens glued to visible content, or followed by a newline and more text. */
+export function startsWithSilentToken(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
+  if (!text) return false;
+  if (silentLeadingAttached(token).test(text)) return true;
+  const leading = silentLeading(token).exec(text);
+  if (!leading || !/[\r\n]/.test(leading[2] ?? "")) return false;
+  return text.slice(leading[0].length).trimStart().length > 0;
+}
+
+/** While streaming: the text so far could still become the token ("NO", "NO_RE"). */
+export function isSilentReplyPrefixText(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
+  if (!text) return false;
+  const tokenUpper = token.toUpperCase();
+  const trimmed = text.trimStart();
+  if (!trimmed || trimmed.length > tokenUpper.length) return false;
+  const normalized = trimmed.toUpperCase();
+  if (trimmed !== normalized) return false;
+  if (normalized.length < 2) return false;
+  if (!tokenUpper.startsWith(normalized)) return false;
+  if (normalized.includes("_")) return true;
+  if (normalized === tokenUpper) return true;
+  if (/[^A-Z_]/.test(tokenUpper)) return /[^A-Z_]/.test(normalized);
+  return tokenUpper === "NO_REPLY" && normalized === "NO";
+}

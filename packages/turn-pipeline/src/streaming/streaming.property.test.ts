@@ -1,0 +1,195 @@
+import type { AssistantMessage, AssistantMessageEvent } from "@earendil-works/pi-ai";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BlockChunker } from "./block-chunker.ts";
+import { scanFenceSpans } from "./fences.ts";
+import { ReasoningStreamStripper } from "./reasoning-stream.ts";
+import { ReplyStream } from "./reply-stream.ts";
+
+const word = fc.constantFrom(
+  "alpha",
+  "beta",
+  "1.5",
+  "end.",
+  "ok!",
+  "why?",
+  "😀",
+  "naïve",
+  "x",
+  "<b>",
+  "a<c",
+  "[[x]]",
+);
+const line = fc.array(word, { minLength: 1, maxLength: 10 }).map((ws) => ws.join(" "));
+const paragraph = fc.array(line, { minLength: 1, maxLength: 4 }).map((ls) => ls.join("\n"));
+const fenced = fc
+  .tuple(
+    fc.constantFrom("```", "~~~", "````"),
+    fc.constantFrom("", "ts", "python"),
+    fc.array(line, { minLength: 1, maxLength: 12 }),
+  )
+  .map(([marker, info, body]) => `${marker}${info}\n${body.join("\n")}\n${marker}`);
+const tagged = fc
+  .tuple(fc.constantFrom("think", "thinking", "reasoning", "final"), paragraph)
+  .map(([name, body]) => `<${name}>${body}</${name}>`);
+const directive = fc.constantFrom(
+  "[[reply_to_current]] ",
+  "[[reply_to: 42]] ",
+  "[[audio_as_voice]] ",
+  "MEDIA: https://example.com/a.png\n",
+);
+const markdown = fc
+  .array(
+    fc.oneof(
+      { weight: 5, arbitrary: paragraph },
+      { weight: 2, arbitrary: fenced },
+      { weight: 1, arbitrary: tagged },
+      { weight: 1, arbitrary: directive },
+    ),
+    {
+      minLength: 1,
+      maxLength: 12,
+    },
+  )
+  .map((blocks) => blocks.join("\n\n"));
+const tagSoup = fc
+  .array(
+    fc.constantFrom(
+      "<think>",
+      "</think>",
+      "<final>",
+      "</final>",
+      "<thinking a='>'>",
+      "`",
+      "```\n",
+      "\n",
+      "text ",
+      "<",
+      "< /think>",
+      "<internal>",
+      "</internal>",
+      "x<y ",
+    ),
+    {
+      maxLength: 30,
+    },
+  )
+  .map((xs) => xs.join(""));
+
+/** Splits text at random cut points (sorted, deduplicated). */
+function splitAt(text: string, cuts: number[]): string[] {
+  const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+  const parts: string[] = [];
+  let last = 0;
+  for (const p of points) {
+    parts.push(text.slice(last, p));
+    last = p;
+  }
+  parts.push(text.slice(last));
+  return parts;
+}
+
+function strip(parts: string[], enforceFinalTag: boolean): { visible: string; reasoning: string } {
+  const stripper = new ReasoningStreamStripper({ enforceFinalTag });
+  let visible = "";
+  let reasoning = "";
+  for (const part of [...parts, null]) {
+    const out = part === null ? stripper.finish() : stripper.push(part);
+    visible += out.visible;
+    reasoning += out.reasoning;
+  }
+  return { visible, reasoning };
+}
+
+describe("split invariance", () => {
+  it("the streaming tag stripper's output does not depend on delta boundaries", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(tagSoup, markdown),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        fc.boolean(),
+        (text, cuts, enforce) => {
+          expect(strip(splitAt(text, cuts), enforce)).toEqual(strip([text], enforce));
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("ReplyStream: final payloads and the concatenation of blocks do not depend on delta boundaries", () => {
+    fc.assert(
+      fc.property(
+        markdown,
+        fc.array(fc.nat(), { maxLength: 60 }),
+        fc.integer({ min: 1, max: 120 }),
+        fc.integer({ min: 20, max: 300 }),
+        fc.constantFrom("paragraph" as const, "newline" as const, "sentence" as const),
+        (text, cuts, minChars, extra, breakPreference) => {
+          const chunking = { minChars, maxChars: minChars + extra, breakPreference };
+          const one = runReplyStream([text], chunking);
+          const many = runReplyStream(splitAt(text, cuts), chunking);
+          expect(many.payloads).toEqual(one.payloads);
+          // directives are consumed (a directive-only block carries its target to the next block)
+          const withoutDirectives = (blocks: string[]): string =>
+            squash(blocks.join("").replace(/\[\[[^\]]*\]\]/g, ""));
+          expect(withoutDirectives(many.blocks)).toBe(withoutDirectives(one.blocks));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe("block invariants", () => {
+  it("blocks cover the text, stay within maxChars and keep fences balanced", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(paragraph, fenced), { minLength: 1, maxLength: 10 }).map((b) => b.join("\n\n")),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 100 }),
+        fc.integer({ min: 24, max: 300 }),
+        (text, cuts, minChars, extra) => {
+          const maxChars = minChars + extra;
+          const chunker = new BlockChunker({ minChars, maxChars });
+          const blocks: { text: string; sourceText: string }[] = [];
+          for (const part of splitAt(text, cuts)) {
+            chunker.append(part);
+            chunker.drain(false, (b) => blocks.push(b));
+          }
+          chunker.drain(true, (b) => blocks.push(b));
+          expect(squash(blocks.map((b) => b.sourceText).join(""))).toBe(squash(text));
+          for (const block of blocks) {
+            expect(block.text.length).toBeLessThanOrEqual(maxChars);
+            expect(scanFenceSpans(block.text).state.open).toBeUndefined();
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+function squash(text: string): string {
+  return text.replace(/\s+/g, "");
+}
+
+function runReplyStream(
+  parts: string[],
+  chunking: { minChars: number; maxChars: number; breakPreference: "paragraph" | "newline" | "sentence" },
+): { payloads: unknown; blocks: string[] } {
+  const stream = new ReplyStream({
+    blockStreaming: { chunking, breakMode: "text_end" },
+    currentMessageId: "m1",
+  });
+  const blocks: string[] = [];
+  stream.subscribe((event) => {
+    if (event.type === "block") blocks.push(event.sourceText);
+  });
+  const partial = {} as AssistantMessage;
+  stream.handle({ type: "start", partial });
+  for (const delta of parts)
+    stream.handle({ type: "text_delta", contentIndex: 0, delta, partial } satisfies AssistantMessageEvent);
+  stream.handle({ type: "text_end", contentIndex: 0, content: parts.join(""), partial });
+  stream.handle({ type: "done", reason: "stop", message: partial });
+  return { payloads: stream.finish(), blocks };
+}
