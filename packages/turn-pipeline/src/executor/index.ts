@@ -1,0 +1,2 @@
+// The turn executor over pi (in progress).
+export {};

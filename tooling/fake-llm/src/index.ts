@@ -1,0 +1,2 @@
+// @agent-kernel/fake-llm (in progress).
+export {};
