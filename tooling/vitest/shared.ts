@@ -15,6 +15,11 @@ export function packageProject(dir: string, overrides: ViteUserConfig["test"] = 
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
       environment: "node",
       reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
+      // Several packages' suites run at once on a 2-core CI machine and some tests start child processes
+      // (a CLI, a second store process, pi turns): generous limits keep a loaded machine from failing a
+      // correct test. Speed is measured by benchmarks, never by these timeouts.
+      testTimeout: 60_000,
+      hookTimeout: 60_000,
       ...overrides,
     },
   });
