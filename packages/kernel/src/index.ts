@@ -1,0 +1,2 @@
+// @agent-kernel/kernel (in progress).
+export {};
