@@ -2,13 +2,16 @@
 // (each durable when it returns), and reading the active branch of a 10k-entry session. Durability is
 // stated in every case name: pi's JSONL appends with appendFileSync and never fsyncs (it survives a process
 // crash, not a power loss); our `normal` is the same class (WAL, synchronous=NORMAL); `full` fsyncs every
-// commit and survives a power loss.
-import { mkdtempSync, rmSync } from "node:fs";
+// commit and survives a power loss. Reads are either cold (the process-wide read cache cleared before each
+// iteration: every entry parsed from SQLite) or warm (the entries were read before in this process, which is
+// how the turn executor reads a session every turn).
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineSuite } from "@agent-kernel/bench";
-import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { type FileEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import {
+  clearTranscriptCache,
   type Durability,
   openSessionStore,
   type SqliteSessionStore,
@@ -133,6 +136,17 @@ export default [
         },
         after: (dir: string) => rmSync(dir, { recursive: true, force: true }),
       },
+      {
+        name: "floor: appendFileSync of the same entry's JSON line (no pi, no fsync)",
+        before: () => mkdtempSync(join(tmpdir(), "bench-raw-")),
+        run: (dir: string) => {
+          const file = join(dir, "raw.jsonl");
+          writeFileSync(file, "");
+          for (let index = 0; index < ENTRIES; index++)
+            appendFileSync(file, `${JSON.stringify(entry(index))}\n`);
+        },
+        after: (dir: string) => rmSync(dir, { recursive: true, force: true }),
+      },
       ...appendCases,
       {
         name: `store appendMany ×${ENTRIES} (one transaction, WAL)`,
@@ -160,7 +174,12 @@ export default [
         run: () => SessionManager.open(piBranchedFile).getBranch(),
       },
       {
-        name: "store openTranscript + getBranch (store open)",
+        name: "store openTranscript + getBranch, cold (cache cleared, store open)",
+        before: clearTranscriptCache,
+        run: () => readStore.openTranscript(AGENT, "branched").getBranch(),
+      },
+      {
+        name: "store openTranscript + getBranch, warm (entries cached in this process)",
         run: () => readStore.openTranscript(AGENT, "branched").getBranch(),
       },
     ],
@@ -181,15 +200,43 @@ export default [
         run: () => SessionManager.open(piFile).getBranch(),
       },
       {
-        name: "store openTranscript + getBranch (store open)",
+        name: "floor: readFileSync + split + JSON.parse of every line (no tree, no pi)",
+        run: () => {
+          for (const line of readFileSync(piFile, "utf8").split("\n")) if (line !== "") JSON.parse(line);
+        },
+      },
+      {
+        name: "store openTranscript + getBranch, cold (cache cleared, store open)",
+        before: clearTranscriptCache,
         run: () => readStore.openTranscript(AGENT, "read").getBranch(),
       },
       {
-        name: "store open + openTranscript + getBranch + close (cold)",
+        name: "store open + openTranscript + getBranch + close, cold (cache cleared)",
+        before: clearTranscriptCache,
         run: async () => {
           const store = await openSessionStore({ stateDir: join(readDir, "store") });
           store.openTranscript(AGENT, "read").getBranch();
           await store.close();
+        },
+      },
+      {
+        name: "store openTranscript + getBranch, warm (entries cached in this process)",
+        run: () => readStore.openTranscript(AGENT, "read").getBranch(),
+      },
+      {
+        name: "store open + openTranscript + getBranch + close, warm (entries cached in this process)",
+        run: async () => {
+          const store = await openSessionStore({ stateDir: join(readDir, "store") });
+          store.openTranscript(AGENT, "read").getBranch();
+          await store.close();
+        },
+      },
+      {
+        name: "pi SessionManager.inMemory(store getEntries) + buildSessionContext, warm (the adapter's path)",
+        run: () => {
+          const transcript = readStore.openTranscript(AGENT, "read");
+          const fileEntries = [header("read"), ...transcript.getEntries()] as unknown as FileEntry[];
+          SessionManager.inMemory("/work", undefined, fileEntries).buildSessionContext();
         },
       },
     ],

@@ -85,3 +85,4 @@ export {
   type TranscriptEntryDraft,
   type TranscriptHeader,
 } from "./transcript.ts";
+export { clearTranscriptCache, configureTranscriptCache } from "./transcript-cache.ts";

@@ -265,7 +265,7 @@ class SqliteStore implements SqliteSessionStore {
       raw.close();
       throw error;
     }
-    const agent = { raw, statements: new TranscriptStatements(raw) };
+    const agent = { raw, statements: new TranscriptStatements(raw, path) };
     this.#agents.set(key, agent);
     return agent;
   }

@@ -1,9 +1,10 @@
 // The transcript contract and its SQLite implementation. Owns: one session's pi entries stored verbatim as a
 // tree (id, parentId) with a persisted leaf, synchronous durable appends (idempotent by id), the active branch
-// read through a recursive CTE, branching and forking. Does not own: what the entries mean (pi's projection
+// read through the process-wide read cache (./transcript-cache.ts), branching and forking. Does not own: what the entries mean (pi's projection
 // does that), the pi SessionManager adapter (turn-pipeline), or legacy file import (src/legacy).
 import type { Database, Statement } from "better-sqlite3";
 import { SessionStoreError, TranscriptConflictError } from "./errors.ts";
+import { type CachedSession, deepFreeze, transcriptCache } from "./transcript-cache.ts";
 
 /** A pi SessionEntry stored verbatim (message, model_change, thinking_level_change, compaction, branch_summary, context_edit, label, session_info, custom, custom_message, usage, ...). */
 export interface TranscriptEntry {
@@ -61,58 +62,72 @@ export interface SqliteTranscript extends Transcript {
   appendMany(entries: readonly TranscriptEntry[]): void;
 }
 
-interface EntryRow {
-  readonly body: string;
-}
-
 /** Prepared statements of one agent database, shared by all transcripts in it. */
 export class TranscriptStatements {
   readonly db: Database;
+  /** Names this database in the process-wide read cache: its path and the identity migration 4 wrote. */
+  readonly cacheKey: string;
   readonly insertHeader: Statement<[string, string, string, string, string]>;
-  readonly selectHeader: Statement<[string], { header: string; leaf_id: string | null }>;
-  readonly selectLeaf: Statement<[string], { leaf_id: string | null }>;
+  readonly selectHeader: Statement<[string], { header: string }>;
+  readonly selectLeaf: Statement<[string], { leaf_id: string | null; leaf_seq: number | null }>;
   readonly updateLeaf: Statement<[string | null, string, string]>;
-  readonly insertEntry: Statement<[string, string, string | null, string, string, string]>;
-  readonly selectEntry: Statement<[string, string], EntryRow>;
-  readonly entryExists: Statement<[string, string], { one: number }>;
-  readonly selectSeq: Statement<[string, string], { seq: number }>;
-  readonly scanBack: Statement<
-    [string, number, number],
-    { id: string; parent_id: string | null; body: string }
+  readonly insertEntry: Statement<
+    [string, string, string | null, string, string, string, string | null, string, string | null]
   >;
-  readonly selectAll: Statement<[string], EntryRow>;
-  readonly selectChildren: Statement<[string, string], EntryRow>;
-  readonly selectRoots: Statement<[string], EntryRow>;
-  readonly countEntries: Statement<[string], { n: number }>;
+  readonly selectBody: Statement<[string, string], string>;
+  readonly entryExists: Statement<[string, string], { one: number }>;
+  readonly selectShape: Statement<[string], [number, string, string | null]>;
+  readonly selectRowsAfter: Statement<[number, string], [number, string, string | null, string]>;
+  readonly selectBodies: Statement<[string], [number, string]>;
 
-  constructor(db: Database) {
+  constructor(db: Database, path: string) {
     this.db = db;
+    const identity = db.prepare("SELECT id FROM transcript_store_identity").pluck().get();
+    this.cacheKey = `${path}\u0000${String(identity)}`;
     this.insertHeader = db.prepare(
       "INSERT OR IGNORE INTO transcripts (session_id, agent_id, header, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
     );
-    this.selectHeader = db.prepare("SELECT header, leaf_id FROM transcripts WHERE session_id = ?");
-    this.selectLeaf = db.prepare("SELECT leaf_id FROM transcripts WHERE session_id = ?");
-    this.updateLeaf = db.prepare("UPDATE transcripts SET leaf_id = ?, updated_at = ? WHERE session_id = ?");
+    this.selectHeader = db.prepare("SELECT header FROM transcripts WHERE session_id = ?");
+    this.selectLeaf = db.prepare("SELECT leaf_id, leaf_seq FROM transcripts WHERE session_id = ?");
+    // leaf_seq: the highest seq in the table when the leaf moved; a later append (larger seq) supersedes it.
+    this.updateLeaf = db.prepare(
+      "UPDATE transcripts SET leaf_id = ?, leaf_seq = (SELECT MAX(seq) FROM transcript_entries), updated_at = ? " +
+        "WHERE session_id = ?",
+    );
+    // One autocommit statement per append: the parent check happens inside the insert, so a commit writes
+    // the table and its one index and nothing else. No row inserted (changes 0) means a duplicate id or a
+    // missing parent; the slow path in `#appendOne` tells them apart.
     this.insertEntry = db.prepare(
-      "INSERT INTO transcript_entries (session_id, id, parent_id, type, timestamp, body) VALUES (?, ?, ?, ?, ?, ?) " +
+      "INSERT INTO transcript_entries (session_id, id, parent_id, type, timestamp, body) " +
+        "SELECT ?, ?, ?, ?, ?, ? WHERE ? IS NULL OR EXISTS " +
+        "(SELECT 1 FROM transcript_entries WHERE session_id = ? AND id = ?) " +
         "ON CONFLICT (session_id, id) DO NOTHING",
     );
-    this.selectEntry = db.prepare("SELECT body FROM transcript_entries WHERE session_id = ? AND id = ?");
+    this.selectBody = db
+      .prepare<[string, string], string>(
+        "SELECT body FROM transcript_entries WHERE session_id = ? AND id = ?",
+      )
+      .pluck();
     this.entryExists = db.prepare("SELECT 1 AS one FROM transcript_entries WHERE session_id = ? AND id = ?");
-    this.selectSeq = db.prepare("SELECT seq FROM transcript_entries WHERE session_id = ? AND id = ?");
-    // A parent is always appended before its child, so a branch is found by scanning the session's entries
-    // backwards from the leaf (index on session_id, seq), keeping those on the parent chain.
-    this.scanBack = db.prepare(
-      "SELECT id, parent_id, body FROM transcript_entries WHERE session_id = ? AND seq <= ? ORDER BY seq DESC LIMIT ?",
-    );
-    this.selectAll = db.prepare("SELECT body FROM transcript_entries WHERE session_id = ? ORDER BY seq");
-    this.selectChildren = db.prepare(
-      "SELECT body FROM transcript_entries WHERE session_id = ? AND parent_id = ? ORDER BY seq",
-    );
-    this.selectRoots = db.prepare(
-      "SELECT body FROM transcript_entries WHERE session_id = ? AND parent_id IS NULL ORDER BY seq",
-    );
-    this.countEntries = db.prepare("SELECT COUNT(*) AS n FROM transcript_entries WHERE session_id = ?");
+    // A session's shape (no bodies: a branch read parses and even reads only the entries on the branch)
+    // through the (session_id, id) index, in id order; sorted by seq in JS, cheaper than a temporary b-tree.
+    this.selectShape = db
+      .prepare<[string], [number, string, string | null]>(
+        "SELECT seq, id, parent_id FROM transcript_entries WHERE session_id = ?",
+      )
+      .raw();
+    // What was appended since: a rowid range from the last seq seen (`+` keeps SQLite off the id index).
+    this.selectRowsAfter = db
+      .prepare<[number, string], [number, string, string | null, string]>(
+        "SELECT seq, id, parent_id, body FROM transcript_entries WHERE seq > ? AND +session_id = ? ORDER BY seq",
+      )
+      .raw();
+    // The bodies of exactly the wanted rows (a JSON array of seqs), one rowid lookup each inside SQLite.
+    this.selectBodies = db
+      .prepare<[string], [number, string]>(
+        "SELECT e.seq, e.body FROM json_each(?) AS wanted JOIN transcript_entries AS e ON e.seq = wanted.value",
+      )
+      .raw();
   }
 }
 
@@ -130,12 +145,17 @@ export function transcriptExists(statements: TranscriptStatements, sessionId: st
   return statements.selectHeader.get(sessionId) !== undefined;
 }
 
+/**
+ * Entries come back deep-frozen and shared: the process-wide read cache (transcript-cache.ts) hands the same
+ * objects to every reader, so a repeated read costs a look at what was appended since, not a parse.
+ */
 export class SqliteTranscriptHandle implements SqliteTranscript {
   readonly agentId: string;
   readonly sessionId: string;
   readonly #statements: TranscriptStatements;
+  readonly #cacheKey: string;
   #header: TranscriptHeader | undefined;
-  readonly #appendOne: (entry: TranscriptEntry) => void;
+  readonly #appendSlowPath: (entry: TranscriptEntry, body: string) => void;
   readonly #appendMany: (entries: readonly TranscriptEntry[]) => void;
   readonly #appendAtLeaf: (draft: TranscriptEntryDraft) => TranscriptEntry;
 
@@ -143,13 +163,14 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     this.#statements = statements;
     this.agentId = agentId;
     this.sessionId = sessionId;
+    this.#cacheKey = `${statements.cacheKey}\u0000${sessionId}`;
     // IMMEDIATE: take the write lock before reading, so a concurrent writer waits (busy_timeout) instead of
     // failing with SQLITE_BUSY when a read transaction tries to upgrade.
-    this.#appendOne = statements.db.transaction((entry: TranscriptEntry) => {
-      this.#insert(entry);
+    this.#appendSlowPath = statements.db.transaction((entry: TranscriptEntry, body: string) => {
+      this.#insert(entry, body);
     }).immediate;
     this.#appendMany = statements.db.transaction((entries: readonly TranscriptEntry[]) => {
-      for (const entry of entries) this.#insert(entry);
+      for (const entry of entries) this.#insert(entry, JSON.stringify(entry));
     }).immediate;
     this.#appendAtLeaf = statements.db.transaction((draft: TranscriptEntryDraft): TranscriptEntry => {
       const entry: TranscriptEntry = {
@@ -159,7 +180,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
         timestamp: draft.timestamp,
         parentId: this.getLeafId(),
       };
-      this.#insert(entry);
+      this.#insert(entry, JSON.stringify(entry));
       return entry;
     }).immediate;
   }
@@ -174,7 +195,11 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 
   append(entry: TranscriptEntry): void {
     assertEntryShape(entry);
-    this.#appendOne(entry);
+    const body = JSON.stringify(entry);
+    // The fast path: one autocommit statement, durable when it returns (WAL). It inserts nothing for a
+    // duplicate id or a missing parent; the slow path then decides under the write lock.
+    if (this.#tryInsert(entry, body)) return;
+    this.#appendSlowPath(entry, body);
   }
 
   appendMany(entries: readonly TranscriptEntry[]): void {
@@ -201,87 +226,185 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   getLeafId(): string | null {
-    return this.#statements.selectLeaf.get(this.sessionId)?.leaf_id ?? null;
+    // The leaf row first, then the shape: whatever the row names was committed before the shape is read.
+    const row = this.#statements.selectLeaf.get(this.sessionId);
+    return leafOf(this.#shape().session, row?.leaf_id ?? null, row?.leaf_seq ?? null);
   }
 
   getEntry(id: string): TranscriptEntry | undefined {
-    const row = this.#statements.selectEntry.get(this.sessionId, id);
-    return row === undefined ? undefined : parseEntry(row);
+    const shape = this.#shape();
+    const position = shape.session.positionById.get(id);
+    return position === undefined ? undefined : this.#entriesAt(shape, [position])[0];
   }
 
-  /**
-   * An unknown `leafId` (or a null leaf) gives an empty branch, as pi's `getBranch` does. Reads backwards from
-   * the leaf in pages that start at the next wanted ancestor: a linear stretch costs one sequential read, and
-   * entries of other branches are skipped without parsing (pages shrink when they hold off-branch entries).
-   */
+  /** An unknown `leafId` (or a null leaf) gives an empty branch, as pi's `getBranch` does. */
   getBranch(leafId?: string | null): TranscriptEntry[] {
-    let wanted = leafId === undefined ? this.getLeafId() : leafId;
-    const bodies: string[] = [];
-    let pageSize = 64;
-    while (wanted !== null) {
-      const start = this.#statements.selectSeq.get(this.sessionId, wanted);
-      if (start === undefined) break;
-      let onBranch = 0;
-      for (const row of this.#statements.scanBack.all(this.sessionId, start.seq, pageSize)) {
-        if (row.id !== wanted) continue;
-        bodies.push(row.body);
-        onBranch++;
-        wanted = row.parent_id;
-        if (wanted === null) break;
-      }
-      pageSize = onBranch === pageSize ? Math.min(pageSize * 4, 1024) : Math.max(16, onBranch * 2);
+    let shape: Shape;
+    let wanted: string | null;
+    if (leafId === undefined) {
+      const row = this.#statements.selectLeaf.get(this.sessionId);
+      shape = this.#shape();
+      wanted = leafOf(shape.session, row?.leaf_id ?? null, row?.leaf_seq ?? null);
+    } else {
+      shape = this.#shape();
+      wanted = leafId;
     }
-    bodies.reverse();
-    return bodies.map((body) => JSON.parse(body) as TranscriptEntry);
+    const session = shape.session;
+    const positions: number[] = [];
+    while (wanted !== null) {
+      const position = session.positionById.get(wanted);
+      if (position === undefined) break;
+      positions.push(position);
+      wanted = session.parentIds[position] ?? null;
+    }
+    positions.reverse();
+    return this.#entriesAt(shape, positions);
   }
 
   getEntries(): TranscriptEntry[] {
-    return this.#statements.selectAll.all(this.sessionId).map(parseEntry);
+    const shape = this.#shape();
+    return this.#entriesAt(
+      shape,
+      shape.session.seqs.map((_seq, position) => position),
+    );
   }
 
   getChildren(parentId: string | null): TranscriptEntry[] {
-    const rows =
-      parentId === null
-        ? this.#statements.selectRoots.all(this.sessionId)
-        : this.#statements.selectChildren.all(this.sessionId, parentId);
-    return rows.map(parseEntry);
+    const shape = this.#shape();
+    const positions: number[] = [];
+    shape.session.parentIds.forEach((parent, position) => {
+      if (parent === parentId) positions.push(position);
+    });
+    return this.#entriesAt(shape, positions);
   }
 
   count(): number {
-    return this.#statements.countEntries.get(this.sessionId)?.n ?? 0;
+    return this.#shape().session.seqs.length;
   }
 
-  /** Runs inside a write transaction. */
-  #insert(entry: TranscriptEntry): void {
-    const statements = this.#statements;
-    if (entry.parentId !== null && statements.entryExists.get(this.sessionId, entry.parentId) === undefined) {
-      throw new TranscriptConflictError(
-        `cannot append entry ${entry.id} to session ${this.sessionId}: its parent ${entry.parentId} does not exist`,
-      );
+  /**
+   * This session in the read cache, brought up to date with what was appended since it was last read. The
+   * bodies of new rows read on the way come back by position, so parsing them needs no second query.
+   */
+  #shape(): Shape {
+    const session = transcriptCache.session(this.#cacheKey);
+    const bodies: string[] = [];
+    if (!session.loaded) {
+      const rows = this.#statements.selectShape.all(this.sessionId);
+      rows.sort((a, b) => a[0] - b[0]);
+      for (const [seq, id, parentId] of rows) session.addShape(seq, id, parentId);
+      session.loaded = true;
     }
-    const body = JSON.stringify(entry);
-    const inserted = statements.insertEntry.run(
-      this.sessionId,
-      entry.id,
-      entry.parentId,
-      entry.type,
-      entry.timestamp,
-      body,
+    // New rows since the last read come with their bodies: they are few and usually on the active branch.
+    const rows = this.#statements.selectRowsAfter.all(session.lastSeq, this.sessionId);
+    for (const [seq, id, parentId, body] of rows) {
+      if (session.addShape(seq, id, parentId)) bodies[session.seqs.length - 1] = body;
+    }
+    transcriptCache.settle(session);
+    return { session, bodies };
+  }
+
+  /** The entries at these positions, parsing (and caching, frozen) those not parsed yet. */
+  #entriesAt({ session, bodies }: Shape, positions: readonly number[]): TranscriptEntry[] {
+    const missing: number[] = [];
+    let parsed = false;
+    for (const position of positions) {
+      if (session.entries[position] !== undefined) continue;
+      const body = bodies[position];
+      if (body === undefined) {
+        missing.push(session.seqs[position] ?? 0);
+      } else {
+        session.setEntry(position, deepFreeze(JSON.parse(body) as TranscriptEntry), body.length);
+        parsed = true;
+      }
+    }
+    if (missing.length > 0) {
+      for (const [seq, body] of this.#statements.selectBodies.all(JSON.stringify(missing))) {
+        const position = positionOfSeq(session, seq);
+        if (position === undefined) continue;
+        session.setEntry(position, deepFreeze(JSON.parse(body) as TranscriptEntry), body.length);
+      }
+      parsed = true;
+    }
+    if (parsed) transcriptCache.settle(session);
+    const entries: TranscriptEntry[] = [];
+    for (const position of positions) {
+      const entry = session.entries[position];
+      if (entry === undefined) {
+        throw new SessionStoreError(
+          `transcript ${this.agentId}/${this.sessionId}: entry ${session.ids[position]} vanished from the database`,
+        );
+      }
+      entries.push(entry);
+    }
+    return entries;
+  }
+
+  /** One autocommit insert; true when the row was written. */
+  #tryInsert(entry: TranscriptEntry, body: string): boolean {
+    const parentId = entry.parentId;
+    return (
+      this.#statements.insertEntry.run(
+        this.sessionId,
+        entry.id,
+        parentId,
+        entry.type,
+        entry.timestamp,
+        body,
+        parentId,
+        this.sessionId,
+        parentId,
+      ).changes === 1
     );
-    if (inserted.changes === 0) {
-      const stored = statements.selectEntry.get(this.sessionId, entry.id);
-      if (stored === undefined || canonicalJson(JSON.parse(stored.body)) !== canonicalJson(entry)) {
+  }
+
+  /** Runs inside a write transaction: inserts, or explains why not (duplicate, conflict, missing parent). */
+  #insert(entry: TranscriptEntry, body: string): void {
+    if (this.#tryInsert(entry, body)) return;
+    const stored = this.#statements.selectBody.get(this.sessionId, entry.id);
+    if (stored !== undefined) {
+      if (canonicalJson(JSON.parse(stored)) !== canonicalJson(entry)) {
         throw new TranscriptConflictError(
           `entry ${entry.id} already exists in session ${this.sessionId} with different content`,
         );
       }
+      // An identical repeat is a no-op for the tree but, like any append, moves the leaf to the entry.
+      this.#statements.updateLeaf.run(entry.id, new Date().toISOString(), this.sessionId);
+      return;
     }
-    statements.updateLeaf.run(entry.id, new Date().toISOString(), this.sessionId);
+    throw new TranscriptConflictError(
+      `cannot append entry ${entry.id} to session ${this.sessionId}: its parent ${entry.parentId} does not exist`,
+    );
   }
 }
 
-function parseEntry(row: EntryRow): TranscriptEntry {
-  return JSON.parse(row.body) as TranscriptEntry;
+/** A cached session after a refresh, with the bodies of the rows that refresh read (by position). */
+interface Shape {
+  readonly session: CachedSession;
+  readonly bodies: readonly (string | undefined)[];
+}
+
+/** The leaf: the last appended entry, unless `setLeaf` moved it after that append (leaf_seq ≥ its seq). */
+function leafOf(session: CachedSession, movedTo: string | null, movedAtSeq: number | null): string | null {
+  const last = session.seqs.length - 1;
+  const lastSeq = session.seqs[last];
+  if (lastSeq !== undefined && (movedAtSeq === null || lastSeq > movedAtSeq))
+    return session.ids[last] ?? null;
+  return movedTo;
+}
+
+/** Where `seq` is in the session's append order (seqs are sorted: a binary search). */
+function positionOfSeq(session: CachedSession, seq: number): number | undefined {
+  let low = 0;
+  let high = session.seqs.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = session.seqs[middle] ?? 0;
+    if (at === seq) return middle;
+    if (at < seq) low = middle + 1;
+    else high = middle - 1;
+  }
+  return undefined;
 }
 
 function assertEntryShape(entry: TranscriptEntry): void {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { OVERFLOW_VARIANTS } from "./faults.ts";
 import { type FakeLlm, startFakeLlm } from "./server.ts";
 import { fault, reply, toolCall } from "./steps.ts";
-import { DEFAULT_KEY, type PiClient, piClient, textOf, WIRES } from "./test-support.ts";
+import { DEFAULT_KEY, type PiClient, piClient, textOf, WIRES } from "../test/pi-support.ts";
 import type { FaultName } from "./types.ts";
 
 let llm: FakeLlm;

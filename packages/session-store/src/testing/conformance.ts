@@ -739,6 +739,8 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
         expect(transcript.getLeafId()).toBe(sample.leafId);
         expect(ids(transcript.getBranch())).toEqual([...sample.branchToLeaf]);
         transcript.append(messageEntry("after-upgrade", sample.leafId));
+        expect(transcript.getLeafId()).toBe("after-upgrade");
+        expect(ids(transcript.getBranch())).toEqual([...sample.branchToLeaf, "after-upgrade"]);
         await store.runs.update(sample.runId, { thinkingLevel: "low" });
         await store.auth.update(sample.agentId, "p", (c) => ({ ...c, lastUsed: 1 }));
         expect((await store.runs.get(sample.runId))?.thinkingLevel).toBe("low");

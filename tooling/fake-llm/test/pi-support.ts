@@ -12,8 +12,8 @@ import {
 } from "@earendil-works/pi-ai";
 import { anthropicMessagesApi } from "@earendil-works/pi-ai/api/anthropic-messages.lazy";
 import { openAICompletionsApi } from "@earendil-works/pi-ai/api/openai-completions.lazy";
-import type { FakeLlm } from "./server.ts";
-import type { WireProvider } from "./types.ts";
+import type { FakeLlm } from "../src/server.ts";
+import type { WireProvider } from "../src/types.ts";
 
 export const WIRES: readonly WireProvider[] = ["openai", "anthropic"];
 

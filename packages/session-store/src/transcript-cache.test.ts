@@ -1,0 +1,150 @@
+import { rmSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { openSessionStore } from "./store.ts";
+import { header, messageEntry } from "./testing/conformance.ts";
+import { clearTranscriptCache, configureTranscriptCache, transcriptCache } from "./transcript-cache.ts";
+
+const dirs: string[] = [];
+async function stateDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "transcript-cache-"));
+  dirs.push(dir);
+  return dir;
+}
+
+afterEach(() => {
+  configureTranscriptCache({ maxBytes: 64 * 1024 * 1024 });
+  clearTranscriptCache();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const ids = (entries: readonly { id: string }[]) => entries.map((entry) => entry.id);
+
+describe("the transcript read cache", () => {
+  it("hands out deep-frozen entries, so a caller cannot corrupt what the next reader gets", async () => {
+    const store = await openSessionStore({ stateDir: await stateDir() });
+    try {
+      const t = store.openTranscript("main", "s1", { header: header("s1") });
+      t.append(messageEntry("a", null, "original"));
+      const [entry] = t.getBranch();
+      expect(Object.isFrozen(entry)).toBe(true);
+      const message = entry?.message as { content: { text: string }[] };
+      expect(() => {
+        (message.content[0] as { text: string }).text = "corrupted";
+      }).toThrow(TypeError);
+      expect(() => {
+        message.content.push({ text: "more" });
+      }).toThrow(TypeError);
+      expect(t.getEntry("a")).toEqual(messageEntry("a", null, "original"));
+      // The same objects come back on a repeated read: nothing was parsed again.
+      expect(t.getBranch()[0]).toBe(entry);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("sees what another connection to the same file appended and where it moved the leaf", async () => {
+    const dir = await stateDir();
+    const reader = await openSessionStore({ stateDir: dir });
+    const writer = await openSessionStore({ stateDir: dir });
+    try {
+      const mine = reader.openTranscript("main", "s1", { header: header("s1") });
+      mine.append(messageEntry("a", null));
+      expect(ids(mine.getBranch())).toEqual(["a"]);
+      const theirs = writer.openTranscript("main", "s1");
+      theirs.append(messageEntry("b", "a"));
+      theirs.append(messageEntry("c", "a"));
+      expect(mine.getLeafId()).toBe("c");
+      expect(ids(mine.getBranch())).toEqual(["a", "c"]);
+      theirs.setLeaf("b");
+      expect(ids(mine.getBranch())).toEqual(["a", "b"]);
+      expect(ids(mine.getChildren("a"))).toEqual(["b", "c"]);
+      expect(mine.count()).toBe(3);
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+
+  it("starts cold for a different file at the same path", async () => {
+    const dir = await stateDir();
+    const first = await openSessionStore({ stateDir: dir });
+    first
+      .openTranscript("main", "s1", { header: header("s1") })
+      .append(messageEntry("a", null, "first file"));
+    const path = first.agentDatabasePath("main");
+    await first.close();
+    rmSync(path, { force: true });
+    rmSync(`${path}-wal`, { force: true });
+    rmSync(`${path}-shm`, { force: true });
+    const second = await openSessionStore({ stateDir: dir });
+    try {
+      const t = second.openTranscript("main", "s1", { header: header("s1") });
+      t.append(messageEntry("a", null, "second file"));
+      expect(t.getEntry("a")).toEqual(messageEntry("a", null, "second file"));
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("keeps within its byte bound by dropping the least recently read sessions, and reads stay correct", async () => {
+    const store = await openSessionStore({ stateDir: await stateDir() });
+    try {
+      const one = store.openTranscript("main", "s1", { header: header("s1") });
+      const two = store.openTranscript("main", "s2", { header: header("s2") });
+      for (let index = 0; index < 20; index++) {
+        one.append(messageEntry(`a${index}`, index === 0 ? null : `a${index - 1}`));
+        two.append(messageEntry(`b${index}`, index === 0 ? null : `b${index - 1}`));
+      }
+      one.getBranch();
+      const oneBytes = transcriptCache.stats.bytes;
+      expect(oneBytes).toBeGreaterThan(20 * 100);
+      configureTranscriptCache({ maxBytes: oneBytes + 100 });
+      two.getBranch();
+      expect(transcriptCache.stats.sessions).toBe(1);
+      expect(transcriptCache.stats.bytes).toBeLessThanOrEqual(oneBytes + 100);
+      expect(one.getBranch()).toHaveLength(20);
+      expect(two.getEntries()).toHaveLength(20);
+      configureTranscriptCache({ maxBytes: 0 });
+      expect(transcriptCache.stats).toMatchObject({ sessions: 0, bytes: 0 });
+      expect(ids(one.getBranch()).slice(-2)).toEqual(["a18", "a19"]);
+      expect(transcriptCache.stats.sessions).toBe(0);
+      expect(() => configureTranscriptCache({ maxBytes: -1 })).toThrow(/non-negative/);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe("migration 4 (the leaf derived from the last append)", () => {
+  it("touches one table and one index per append: no leaf write, no parent or seq index", async () => {
+    const store = await openSessionStore({ stateDir: await stateDir() });
+    const path = store.agentDatabasePath("main");
+    try {
+      const t = store.openTranscript("main", "s1", { header: header("s1") });
+      t.append(messageEntry("a", null));
+      t.append(messageEntry("b", "a"));
+      const db = new Database(path, { readonly: true });
+      try {
+        const indexes = db
+          .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'transcript_entries'")
+          .pluck()
+          .all();
+        expect(indexes).toEqual(["sqlite_autoindex_transcript_entries_1"]);
+        // Appends leave the transcript row alone; the leaf is derived from the last entry.
+        expect(db.prepare("SELECT leaf_id, leaf_seq FROM transcripts").get()).toEqual({
+          leaf_id: null,
+          leaf_seq: null,
+        });
+      } finally {
+        db.close();
+      }
+      expect(t.getLeafId()).toBe("b");
+    } finally {
+      await store.close();
+    }
+  });
+});
