@@ -2,10 +2,10 @@
 // server, for every step type and fault, asserting what pi reports and what the server recorded.
 import { isContextOverflow, isRetryableAssistantError } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_KEY, type PiClient, piClient, textOf, WIRES } from "../test/pi-support.ts";
 import { OVERFLOW_VARIANTS } from "./faults.ts";
 import { type FakeLlm, startFakeLlm } from "./server.ts";
 import { fault, reply, toolCall } from "./steps.ts";
-import { DEFAULT_KEY, type PiClient, piClient, textOf, WIRES } from "../test/pi-support.ts";
 import type { FaultName } from "./types.ts";
 
 let llm: FakeLlm;
