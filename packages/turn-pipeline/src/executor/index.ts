@@ -1,2 +1,45 @@
-// The turn executor over pi (in progress).
-export {};
+// The turn executor over pi: hermetic sessions, the kernel system prompt, default tools, the event bridge and
+// the recovery loop (see execute-turn.ts).
+
+export {
+  applyToolPolicy,
+  buildDefaultTools,
+  capOutput,
+  DEFAULT_EXEC_MAX_OUTPUT_BYTES,
+  DEFAULT_EXEC_TIMEOUT_SECONDS,
+  type DefaultToolsOptions,
+  resolveInsideWorkspace,
+  WorkspacePathError,
+} from "../tools/index.ts";
+export { TurnEventLog } from "./event-bridge.ts";
+export {
+  DEFAULT_STALL_TIMEOUT_MS,
+  DEFAULT_TRANSIENT_RETRY_DELAY_MS,
+  executeTurn,
+} from "./execute-turn.ts";
+export { createHermeticSession, type HermeticSessionInput, toPiThinkingLevel } from "./hermetic-session.ts";
+export { type AttemptCredential, ModelRuntimePool, type ModelRuntimePoolOptions } from "./model-runtimes.ts";
+export {
+  BOOTSTRAP_ENTRY_TYPE,
+  BOOTSTRAP_FILE_NAMES,
+  type BootstrapFile,
+  buildKernelSystemPrompt,
+  type KernelPromptInput,
+  loadBootstrapFiles,
+  MINIMAL_BOOTSTRAP_FILE_NAMES,
+  trimBootstrapContent,
+} from "./system-prompt.ts";
+export type {
+  AgentEventPayload,
+  AgentEventStream,
+  AttemptRecord,
+  DeliverySink,
+  ExecLimits,
+  PromptMode,
+  TurnCallbacks,
+  TurnContext,
+  TurnRequest,
+  TurnResult,
+  TurnStatus,
+  TurnUsage,
+} from "./types.ts";

@@ -1,0 +1,153 @@
+// What the executor costs on top of pi: a warm turn through `executeTurn` (a new session in the SQLite store,
+// run record, transcript written through, events stored, tools wired through tool-policy, the kernel prompt
+// with the first-turn bootstrap read) against pi's bare `createAgentSession` + `prompt` with an in-memory
+// session, on the same faux scenario, in the same run (target ≤ 1.25× the bare time). The second suite is a
+// turn with 20 tool calls (pi's `read` on a workspace file) through both.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defineSuite } from "@agent-kernel/bench";
+import {
+  type FauxProviderHandle,
+  fauxAssistantMessage,
+  fauxProvider,
+  fauxToolCall,
+  InMemoryCredentialStore,
+} from "@earendil-works/pi-ai";
+import {
+  createAgentSession,
+  createExtensionRuntime,
+  createReadToolDefinition,
+  ModelRuntime,
+  type ResourceLoader,
+  SessionManager,
+  SettingsManager,
+  type ToolDefinition,
+} from "@earendil-works/pi-coding-agent";
+import { executeTurn } from "../src/executor/index.ts";
+import type { TurnContext } from "../src/executor/types.ts";
+import { createHarness, fauxConfig } from "../test/executor/harness.ts";
+
+const faux: FauxProviderHandle = fauxProvider({
+  provider: "faux",
+  models: [
+    { id: "faux-1", reasoning: true, input: ["text", "image"], contextWindow: 200_000, maxTokens: 8192 },
+  ],
+});
+const harness = await createHarness({ config: fauxConfig(), nativeProviders: [faux.provider] });
+writeFileSync(join(harness.workspaceDir, "data.txt"), "the answer is 42\n");
+
+// The bare pi side: one shared runtime (as the pool shares one), everything injected, in-memory session.
+const bareRuntime = await ModelRuntime.create({
+  credentials: new InMemoryCredentialStore(),
+  modelsPath: null,
+  refreshOnCreate: false,
+});
+bareRuntime.registerNativeProvider(faux.provider);
+await bareRuntime.refresh({ allowNetwork: false, providers: ["faux"] });
+const bareCwd = mkdtempSync(join(tmpdir(), "bare-pi-"));
+writeFileSync(join(bareCwd, "data.txt"), "the answer is 42\n");
+const bareLoader: ResourceLoader = {
+  getExtensions: () => ({ extensions: [], errors: [], runtime: createExtensionRuntime() }),
+  getSkills: () => ({ skills: [], diagnostics: [] }),
+  getPrompts: () => ({ prompts: [], diagnostics: [] }),
+  getThemes: () => ({ themes: [], diagnostics: [] }),
+  getAgentsFiles: () => ({ agentsFiles: [] }),
+  getSystemPrompt: () => "You are a personal assistant running inside an agent gateway.",
+  getSystemPromptSource: () => undefined,
+  getAppendSystemPrompt: () => [],
+  getAppendSystemPromptSources: () => [],
+  extendResources: () => {},
+  reload: async () => {},
+};
+
+async function bareTurn(prompt: string): Promise<void> {
+  const { session } = await createAgentSession({
+    cwd: bareCwd,
+    agentDir: join(bareCwd, "unused"),
+    modelRuntime: bareRuntime,
+    model: faux.getModel(),
+    thinkingLevel: "off",
+    settingsManager: SettingsManager.inMemory({
+      retry: { enabled: false },
+      compaction: { enabled: false },
+      cacheWarming: "off",
+    }),
+    sessionManager: SessionManager.inMemory(bareCwd),
+    resourceLoader: bareLoader,
+    customTools: [createReadToolDefinition(bareCwd) as unknown as ToolDefinition],
+    tools: ["read"],
+  });
+  await session.prompt(prompt, { expandPromptTemplates: false });
+  session.dispose();
+}
+
+let sessionCounter = 0;
+async function freshContext(): Promise<TurnContext> {
+  sessionCounter += 1;
+  return harness.context(`agent:main:bench-${sessionCounter}`);
+}
+
+async function kernelTurn(context: TurnContext, prompt: string): Promise<void> {
+  const result = await executeTurn(context, { prompt, timeoutMs: 60_000, entryPoint: "agent" });
+  if (result.status !== "ok") throw new Error(`bench turn failed: ${result.errorMessage}`);
+}
+
+const TOOL_CALLS = 20;
+const toolTurn = () => [
+  fauxAssistantMessage(
+    Array.from({ length: TOOL_CALLS }, (_, index) =>
+      fauxToolCall("read", { path: "data.txt" }, { id: `r${index}` }),
+    ),
+    { stopReason: "toolUse" },
+  ),
+  fauxAssistantMessage("Read it twenty times: 42."),
+];
+
+export default [
+  defineSuite({
+    name: "warm text turn (faux)",
+    baseline: "pi createAgentSession + prompt, in-memory session",
+    iterations: 40,
+    warmup: 5,
+    cases: [
+      {
+        name: "pi createAgentSession + prompt, in-memory session",
+        before: () => faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]),
+        run: () => bareTurn("Say hello"),
+      },
+      {
+        name: "executeTurn, SQLite store (new session)",
+        before: async () => {
+          const context = await freshContext();
+          faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]);
+          return context;
+        },
+        run: (context: TurnContext) => kernelTurn(context, "Say hello"),
+      },
+    ],
+  }),
+  defineSuite({
+    name: `turn with ${TOOL_CALLS} tool calls (faux, read)`,
+    baseline: "pi createAgentSession + prompt, in-memory session",
+    iterations: 20,
+    warmup: 3,
+    itemsPerIteration: TOOL_CALLS,
+    cases: [
+      {
+        name: "pi createAgentSession + prompt, in-memory session",
+        before: () => faux.setResponses(toolTurn()),
+        run: () => bareTurn("Read data.txt twenty times"),
+      },
+      {
+        name: "executeTurn, SQLite store (new session)",
+        before: async () => {
+          const context = await freshContext();
+          faux.setResponses(toolTurn());
+          return context;
+        },
+        run: (context: TurnContext) => kernelTurn(context, "Read data.txt twenty times"),
+      },
+    ],
+  }),
+];

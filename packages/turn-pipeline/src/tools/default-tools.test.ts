@@ -1,0 +1,129 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseConfig } from "@agent-kernel/config";
+import { openSessionStore, type SqliteSessionStore } from "@agent-kernel/session-store";
+import { resolveToolPolicy } from "@agent-kernel/tool-policy";
+import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { applyToolPolicy, buildDefaultTools, capOutput } from "./default-tools.ts";
+
+let root: string;
+let workspace: string;
+let outside: string;
+let store: SqliteSessionStore;
+let tools: Map<string, ToolDefinition>;
+const sent: string[] = [];
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), "default-tools-"));
+  workspace = join(root, "workspace");
+  outside = join(root, "outside");
+  mkdirSync(workspace);
+  mkdirSync(outside);
+  writeFileSync(join(outside, "secret.txt"), "top secret");
+  writeFileSync(join(workspace, "inside.txt"), "hello inside");
+  store = await openSessionStore({ stateDir: join(root, "state") });
+  sent.length = 0;
+  const list = buildDefaultTools({
+    workspaceDir: workspace,
+    agentId: "main",
+    store,
+    messageSink: {
+      send: async (message) => {
+        sent.push(message.text);
+        return { messageId: "1" };
+      },
+    },
+    execTimeoutSeconds: 1,
+    execMaxOutputBytes: 64,
+  });
+  tools = new Map(list.map((tool) => [tool.name, tool]));
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function call(name: string, params: Record<string, unknown>): Promise<string> {
+  const tool = tools.get(name);
+  if (!tool) throw new Error(`no tool ${name}`);
+  const result = await tool.execute("call-1", params as never, undefined, undefined, undefined as never);
+  return result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+}
+
+describe("the default tools", () => {
+  it("read/write/edit work inside the workspace", async () => {
+    expect(await call("read", { path: "inside.txt" })).toContain("hello inside");
+    await call("write", { path: "sub/new.txt", content: "fresh" });
+    expect(readFileSync(join(workspace, "sub/new.txt"), "utf8")).toBe("fresh");
+    await call("edit", {
+      path: join(workspace, "sub/new.txt"),
+      edits: [{ oldText: "fresh", newText: "edited" }],
+    });
+    expect(readFileSync(join(workspace, "sub/new.txt"), "utf8")).toBe("edited");
+  });
+
+  it("refuses .., absolute paths outside and ~", async () => {
+    await expect(call("read", { path: "../outside/secret.txt" })).rejects.toThrow(/outside the workspace/);
+    await expect(call("read", { path: join(outside, "secret.txt") })).rejects.toThrow(
+      /outside the workspace/,
+    );
+    await expect(call("write", { path: "../escape.txt", content: "x" })).rejects.toThrow(
+      /outside the workspace/,
+    );
+    await expect(call("read", { path: "~/.ssh/id_rsa" })).rejects.toThrow(/home directory/);
+    await expect(
+      call("edit", { path: "../outside/secret.txt", edits: [{ oldText: "top", newText: "no" }] }),
+    ).rejects.toThrow(/outside the workspace/);
+    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("top secret");
+  });
+
+  it("refuses symlinks that leave the workspace, for reading and for writing through them", async () => {
+    symlinkSync(join(outside, "secret.txt"), join(workspace, "link.txt"));
+    symlinkSync(outside, join(workspace, "dirlink"));
+    await expect(call("read", { path: "link.txt" })).rejects.toThrow(/symbolic link/);
+    await expect(call("write", { path: "dirlink/planted.txt", content: "x" })).rejects.toThrow(
+      /symbolic link/,
+    );
+    await expect(call("write", { path: "link.txt", content: "x" })).rejects.toThrow(/symbolic link/);
+    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("top secret");
+    symlinkSync(join(workspace, "inside.txt"), join(workspace, "good-link.txt"));
+    expect(await call("read", { path: "good-link.txt" })).toContain("hello inside");
+  });
+
+  it("exec runs in the workspace, caps its output and stops at the timeout", async () => {
+    expect((await call("exec", { command: "pwd" })).trim()).toBe(workspace);
+    const long = await call("exec", { command: "seq 1 500" });
+    expect(long).toMatch(/^\[output capped: showing the last \d+ of \d+ bytes\]/);
+    expect(long.trim().endsWith("500")).toBe(true);
+    await expect(call("exec", { command: "sleep 5", timeout: 30 })).rejects.toThrow(
+      /timed out after 1 seconds/,
+    );
+  });
+
+  it("message sends through the sink; sessions tools read the store", async () => {
+    expect(await call("message", { text: "hi there" })).toBe("sent (id 1)");
+    expect(sent).toEqual(["hi there"]);
+    const session = await store.sessions.ensure({ agentId: "main", sessionKey: "agent:main:x" });
+    expect(await call("sessions_list", {})).toContain("agent:main:x");
+    expect(await call("sessions_list", {})).toContain(session.sessionId);
+    await expect(call("sessions_history", { sessionKey: "agent:main:nope" })).rejects.toThrow(/no session/);
+    expect(await call("sessions_history", { sessionKey: "agent:main:x" })).toBe("(no messages)");
+  });
+
+  it("tool-policy filters the list", async () => {
+    const policy = resolveToolPolicy(parseConfig({ tools: { profile: "full", deny: ["exec", "message"] } }), {
+      agentId: "main",
+    });
+    const allowed = applyToolPolicy([...tools.values()], policy).map((tool) => tool.name);
+    expect(allowed.sort()).toEqual(["edit", "read", "sessions_history", "sessions_list", "write"]);
+  });
+
+  it("capOutput keeps the tail on a character boundary", () => {
+    expect(capOutput("short", 100)).toBe("short");
+    const capped = capOutput(`${"é".repeat(50)}END`, 11);
+    expect(capped.endsWith("END")).toBe(true);
+    expect(capped).not.toContain("\uFFFD");
+  });
+});

@@ -1,0 +1,228 @@
+// The kernel's default tool set for a turn. Owns: pi's read / write / edit confined to the workspace root,
+// `exec` (pi's bash under OpenClaw's name) with a timeout, an output cap and the workspace as cwd, `message`
+// through the turn's delivery sink (recording what it sent for the messaging-tool dedupe), `sessions_list`
+// and `sessions_history` over the store, and wrapping the whole list with tool-policy (filtered, then
+// checked again at every call). Does not own: the policy itself (tool-policy), delivery (the sink's owner)
+// or path confinement rules (workspace-paths.ts).
+import type { SessionStore, TranscriptEntry } from "@agent-kernel/session-store";
+import { enforceToolPolicyOnAll, type ToolPolicy } from "@agent-kernel/tool-policy";
+import { Type } from "@earendil-works/pi-ai";
+import {
+  type AgentToolResult,
+  createBashToolDefinition,
+  createEditToolDefinition,
+  createReadToolDefinition,
+  createWriteToolDefinition,
+  defineTool,
+  type ToolDefinition,
+} from "@earendil-works/pi-coding-agent";
+import { resolveInsideWorkspace } from "./workspace-paths.ts";
+
+/** Where the `message` tool sends (the executor's DeliverySink has this shape). */
+export interface MessageSink {
+  send(message: {
+    readonly text: string;
+    readonly target?: string;
+  }): Promise<{ readonly messageId?: string }>;
+}
+
+export interface DefaultToolsOptions {
+  readonly workspaceDir: string;
+  readonly agentId: string;
+  readonly store: SessionStore;
+  /** Absent: no `message` tool. */
+  readonly messageSink?: MessageSink | undefined;
+  /** Receives every text the `message` tool sent (feeds ReplyStream's duplicate filter). */
+  readonly onMessageSent?: ((text: string) => void) | undefined;
+  readonly execTimeoutSeconds?: number | undefined;
+  readonly execMaxOutputBytes?: number | undefined;
+}
+
+export const DEFAULT_EXEC_TIMEOUT_SECONDS = 120;
+export const DEFAULT_EXEC_MAX_OUTPUT_BYTES = 16 * 1024;
+const DEFAULT_HISTORY_LIMIT = 20;
+
+type AnyToolDefinition = ToolDefinition;
+const asDefinition = (tool: unknown): AnyToolDefinition => tool as AnyToolDefinition;
+
+/** A pi file tool whose `path` argument must resolve inside the workspace. */
+function confined(tool: unknown, workspaceDir: string): AnyToolDefinition {
+  const definition = asDefinition(tool);
+  const original = definition.execute.bind(definition);
+  return {
+    ...definition,
+    execute: async (toolCallId, params, signal, onUpdate, ctx) => {
+      const args = params as Record<string, unknown>;
+      const path = await resolveInsideWorkspace(workspaceDir, String(args.path ?? ""));
+      return original(toolCallId, { ...args, path } as never, signal, onUpdate, ctx);
+    },
+  };
+}
+
+/** Keeps the last `maxBytes` of a text, saying how much was cut. */
+export function capOutput(text: string, maxBytes: number): string {
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes <= maxBytes) return text;
+  const buffer = Buffer.from(text, "utf8");
+  // Start on a character boundary: skip UTF-8 continuation bytes.
+  let start = bytes - maxBytes;
+  while (start < bytes && ((buffer[start] ?? 0) & 0xc0) === 0x80) start++;
+  return `[output capped: showing the last ${bytes - start} of ${bytes} bytes]\n${buffer.subarray(start).toString("utf8")}`;
+}
+
+function execTool(workspaceDir: string, timeoutSeconds: number, maxOutputBytes: number): AnyToolDefinition {
+  const bash = asDefinition(createBashToolDefinition(workspaceDir, { exposeSessionEnvironment: false }));
+  const original = bash.execute.bind(bash);
+  return {
+    ...bash,
+    name: "exec",
+    label: "exec",
+    description: `${bash.description} Runs in the workspace directory; at most ${timeoutSeconds} s (default ${timeoutSeconds} s); output keeps the last ${maxOutputBytes} bytes.`,
+    execute: async (toolCallId, params, signal, onUpdate, ctx) => {
+      const args = params as { command: string; timeout?: number };
+      const asked = typeof args.timeout === "number" && args.timeout > 0 ? args.timeout : timeoutSeconds;
+      const timeout = Math.min(asked, timeoutSeconds);
+      try {
+        const result = (await original(
+          toolCallId,
+          { command: args.command, timeout } as never,
+          signal,
+          onUpdate,
+          ctx,
+        )) as AgentToolResult<unknown>;
+        return {
+          ...result,
+          content: result.content.map((block) =>
+            block.type === "text" ? { ...block, text: capOutput(block.text, maxOutputBytes) } : block,
+          ),
+        };
+      } catch (error) {
+        throw new Error(capOutput(error instanceof Error ? error.message : String(error), maxOutputBytes));
+      }
+    },
+  };
+}
+
+function messageTool(sink: MessageSink, onSent: ((text: string) => void) | undefined): AnyToolDefinition {
+  return asDefinition(
+    defineTool({
+      name: "message",
+      label: "message",
+      description:
+        "Send a message to the user now, through the conversation's channel. Do not repeat the same text in your reply.",
+      parameters: Type.Object({
+        text: Type.String({ description: "The message text" }),
+        target: Type.Optional(
+          Type.String({ description: "A recipient other than the current conversation" }),
+        ),
+      }),
+      execute: async (_toolCallId, params) => {
+        if (params.text.trim() === "") throw new Error("message text is empty");
+        const sent = await sink.send({
+          text: params.text,
+          ...(params.target === undefined ? {} : { target: params.target }),
+        });
+        onSent?.(params.text);
+        return {
+          content: [{ type: "text", text: `sent${sent.messageId ? ` (id ${sent.messageId})` : ""}` }],
+          details: { messageId: sent.messageId ?? null },
+        };
+      },
+    }),
+  );
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((block: { type?: string; text?: string }) => (block.type === "text" ? (block.text ?? "") : ""))
+    .join("");
+}
+
+function sessionsListTool(store: SessionStore, agentId: string): AnyToolDefinition {
+  return asDefinition(
+    defineTool({
+      name: "sessions_list",
+      label: "sessions_list",
+      description: "List this agent's sessions, most recently active first.",
+      parameters: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: "At most this many" })),
+      }),
+      execute: async (_toolCallId, params) => {
+        const sessions = (await store.sessions.list(agentId)).slice(0, params.limit ?? 50);
+        const lines = sessions.map(
+          (session) =>
+            `${session.sessionKey}\tsession ${session.sessionId}\tupdated ${new Date(session.updatedAt).toISOString()}`,
+        );
+        return {
+          content: [{ type: "text", text: lines.length > 0 ? lines.join("\n") : "(no sessions)" }],
+          details: { count: sessions.length },
+        };
+      },
+    }),
+  );
+}
+
+function sessionsHistoryTool(store: SessionStore, agentId: string): AnyToolDefinition {
+  return asDefinition(
+    defineTool({
+      name: "sessions_history",
+      label: "sessions_history",
+      description: "Read the recent user and assistant messages of one of this agent's sessions.",
+      parameters: Type.Object({
+        sessionKey: Type.String({ description: "The session key, as sessions_list shows it" }),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: "Last N messages" })),
+      }),
+      execute: async (_toolCallId, params) => {
+        const session = await store.sessions.get({ agentId, sessionKey: params.sessionKey });
+        if (!session) throw new Error(`no session "${params.sessionKey}" for agent "${agentId}"`);
+        if (!store.hasTranscript(agentId, session.sessionId)) {
+          return { content: [{ type: "text", text: "(no messages)" }], details: { count: 0 } };
+        }
+        const messages = store
+          .openTranscript(agentId, session.sessionId)
+          .getBranch()
+          .flatMap((entry: TranscriptEntry) => {
+            if (entry.type !== "message") return [];
+            const message = entry.message as { role?: string; content?: unknown };
+            if (message.role !== "user" && message.role !== "assistant") return [];
+            const text = textOf(message.content).trim();
+            return text ? [`${message.role}: ${text}`] : [];
+          })
+          .slice(-(params.limit ?? DEFAULT_HISTORY_LIMIT));
+        return {
+          content: [{ type: "text", text: messages.length > 0 ? messages.join("\n") : "(no messages)" }],
+          details: { count: messages.length },
+        };
+      },
+    }),
+  );
+}
+
+/** Every default tool, before policy. */
+export function buildDefaultTools(options: DefaultToolsOptions): AnyToolDefinition[] {
+  const root = options.workspaceDir;
+  const tools = [
+    confined(createReadToolDefinition(root), root),
+    confined(createWriteToolDefinition(root), root),
+    confined(createEditToolDefinition(root), root),
+    execTool(
+      root,
+      options.execTimeoutSeconds ?? DEFAULT_EXEC_TIMEOUT_SECONDS,
+      options.execMaxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES,
+    ),
+    sessionsListTool(options.store, options.agentId),
+    sessionsHistoryTool(options.store, options.agentId),
+  ];
+  if (options.messageSink) tools.push(messageTool(options.messageSink, options.onMessageSent));
+  return tools;
+}
+
+/** The tools a run gets: the policy's allowed ones, each checked again at every call. */
+export function applyToolPolicy(
+  tools: readonly AnyToolDefinition[],
+  policy: ToolPolicy,
+): AnyToolDefinition[] {
+  return enforceToolPolicyOnAll(policy.filter(tools), { policy });
+}
