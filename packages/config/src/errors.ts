@@ -54,7 +54,8 @@ export function formatConfigIssues(source: string, issues: readonly ConfigIssue[
   return [`Invalid config ${source} (${count}):`, ...lines].join("\n");
 }
 
-const SECRET_KEY = /(key|token|secret|password)$/i;
+// `apiKey`, `botToken`, `signingSecret`, … but not `sessionKey` or `mainKey`, which are not secrets.
+const SECRET_KEY = /(apikey|api_key|token|secret|password)$/i;
 
 /** How a found value is shown: short, and never the value of a secret-looking key. */
 export function describeFound(value: unknown, path: ConfigPath): string {
@@ -190,6 +191,50 @@ function fromZodIssue(issue: ZodIssue, knownKeysAt: KnownKeysAt, prefix: ConfigP
     case "not_multiple_of":
       return invalid(withFound(`expected a multiple of ${issue.divisor}`, input, path));
     default:
+      // Refinements name what they found themselves: their `input` is the refined value, not the one at `path`.
       return invalid(issue.message);
   }
+}
+
+// --- schema walking for "did you mean" ---------------------------------------
+
+interface SchemaDef {
+  readonly type: string;
+  readonly shape?: Record<string, { _zod: { def: SchemaDef } }>;
+  readonly catchall?: { _zod: { def: SchemaDef } };
+  readonly innerType?: { _zod: { def: SchemaDef } };
+  readonly in?: { _zod: { def: SchemaDef } };
+  readonly element?: { _zod: { def: SchemaDef } };
+  readonly valueType?: { _zod: { def: SchemaDef } };
+  readonly options?: readonly { _zod: { def: SchemaDef } }[];
+}
+
+const WRAPPERS = new Set(["optional", "nullable", "default", "prefault", "readonly", "catch", "nonoptional"]);
+
+/** The object schemas a config path may lead to (several when it passes through a union). */
+function defsAt(def: SchemaDef, path: ConfigPath): SchemaDef[] {
+  if (WRAPPERS.has(def.type) && def.innerType) return defsAt(def.innerType._zod.def, path);
+  if (def.type === "pipe" && def.in) return defsAt(def.in._zod.def, path);
+  if (def.type === "union" && def.options)
+    return def.options.flatMap((option) => defsAt(option._zod.def, path));
+  const [head, ...rest] = path;
+  if (head === undefined) return [def];
+  if (def.type === "object") {
+    const next = (typeof head === "string" && def.shape?.[head]) || def.catchall;
+    return next ? defsAt(next._zod.def, rest) : [];
+  }
+  if (def.type === "array" && def.element) return defsAt(def.element._zod.def, rest);
+  if (def.type === "record" && def.valueType) return defsAt(def.valueType._zod.def, rest);
+  return [];
+}
+
+/** "Did you mean" for any zod schema: the keys of the object schema(s) a path leads to. */
+export function knownKeysOf(schema: z.ZodType): KnownKeysAt {
+  const root = (schema as unknown as { _zod: { def: SchemaDef } })._zod.def;
+  return (path) => {
+    const keys = defsAt(root, path).flatMap((def) =>
+      def.type === "object" ? Object.keys(def.shape ?? {}) : [],
+    );
+    return [...new Set(keys)];
+  };
 }

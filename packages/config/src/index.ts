@@ -26,6 +26,9 @@ export {
   describeFound,
   formatConfigIssues,
   formatPath,
+  issuesFromZod,
+  type KnownKeysAt,
+  knownKeysOf,
 } from "./errors.ts";
 export { CONFIG_SCHEMA_ID, configJsonSchema } from "./json-schema.ts";
 export {

@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from "node:path";
 import JSON5 from "json5";
 import { DEFAULT_CONFIG_FILE, defaultMaxConcurrent } from "./defaults.ts";
 import { type Environment, substituteEnv } from "./env.ts";
-import { ConfigError, type ConfigIssue, type ConfigPath, issuesFromZod } from "./errors.ts";
+import { ConfigError, type ConfigIssue, issuesFromZod, knownKeysOf } from "./errors.ts";
 import { configSchema, type KernelConfig } from "./schema.ts";
 
 export const CONFIG_ENV_VAR = "AGENT_KERNEL_CONFIG";
@@ -31,7 +31,7 @@ export function safeParseConfig(input: unknown, options: ParseConfigOptions = {}
   const substituted = substituteEnv(input, options.env ?? process.env);
   const parsed = configSchema.safeParse(substituted.value, { reportInput: true });
   const issues: ConfigIssue[] = [...substituted.issues];
-  if (!parsed.success) issues.push(...issuesFromZod(parsed.error.issues, knownKeysAt));
+  if (!parsed.success) issues.push(...issuesFromZod(parsed.error.issues, configKnownKeys));
   if (issues.length > 0 || !parsed.success) {
     return { ok: false, error: new ConfigError(source, dedupe(issues)) };
   }
@@ -157,42 +157,4 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
   });
 }
 
-// --- schema walking for "did you mean" -------------------------------------
-
-interface SchemaDef {
-  readonly type: string;
-  readonly shape?: Record<string, { _zod: { def: SchemaDef } }>;
-  readonly catchall?: { _zod: { def: SchemaDef } };
-  readonly innerType?: { _zod: { def: SchemaDef } };
-  readonly in?: { _zod: { def: SchemaDef } };
-  readonly element?: { _zod: { def: SchemaDef } };
-  readonly valueType?: { _zod: { def: SchemaDef } };
-  readonly options?: readonly { _zod: { def: SchemaDef } }[];
-}
-
-const WRAPPERS = new Set(["optional", "nullable", "default", "prefault", "readonly", "catch", "nonoptional"]);
-
-/** The object schemas a config path may lead to (several when it passes through a union). */
-function defsAt(def: SchemaDef, path: ConfigPath): SchemaDef[] {
-  if (WRAPPERS.has(def.type) && def.innerType) return defsAt(def.innerType._zod.def, path);
-  if (def.type === "pipe" && def.in) return defsAt(def.in._zod.def, path);
-  if (def.type === "union" && def.options)
-    return def.options.flatMap((option) => defsAt(option._zod.def, path));
-  const [head, ...rest] = path;
-  if (head === undefined) return [def];
-  if (def.type === "object") {
-    const next = (typeof head === "string" && def.shape?.[head]) || def.catchall;
-    return next ? defsAt(next._zod.def, rest) : [];
-  }
-  if (def.type === "array" && def.element) return defsAt(def.element._zod.def, rest);
-  if (def.type === "record" && def.valueType) return defsAt(def.valueType._zod.def, rest);
-  return [];
-}
-
-function knownKeysAt(path: ConfigPath): readonly string[] {
-  const root = (configSchema as unknown as { _zod: { def: SchemaDef } })._zod.def;
-  const keys = defsAt(root, path).flatMap((def) =>
-    def.type === "object" ? Object.keys(def.shape ?? {}) : [],
-  );
-  return [...new Set(keys)];
-}
+const configKnownKeys = knownKeysOf(configSchema);

@@ -261,6 +261,10 @@ describe("invalid values: the exact text a user reads", () => {
     ).toEqual(['auth.profiles["a:b"].apiKey: expected a string, found a hidden number value']);
   });
 
+  it("shows the values of keys that only look like secrets", () => {
+    expect(problems({ session: { mainKey: 5 } })).toEqual(["session.mainKey: expected a string, found 5"]);
+  });
+
   it("requires the root to be an object", () => {
     expect(problems([])).toEqual(["(root): expected an object, found an empty array"]);
     expect(problems("agents")).toEqual(['(root): expected an object, found "agents"']);

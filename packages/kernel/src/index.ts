@@ -1,2 +1,50 @@
-// @agent-kernel/kernel (in progress).
-export {};
+// @agent-kernel/kernel: the one canonical path to prepare and run an agent turn — prepareSession,
+// executeTurn, run registry, per-session lanes and a global cap, lifecycle events, TurnOutcome, delivery sinks.
+export {
+  createKernel,
+  type ExecutorSettings,
+  Kernel,
+  type KernelOptions,
+  type KernelStats,
+  type TurnExecutor,
+} from "./kernel.ts";
+export { LaneScheduler, type LaneStats, LaneWaitAbortedError } from "./lanes.ts";
+export {
+  configFingerprint,
+  currentSessionState,
+  DEFAULT_ENTRY_POINT,
+  type PrepareDeps,
+  prepareSession,
+  sessionFingerprint,
+} from "./prepare.ts";
+export {
+  type ActiveRun,
+  DuplicateRunError,
+  type EventListener,
+  type RunPhase,
+  RunRegistry,
+} from "./run-registry.ts";
+export { sessionPatchAfterRun, updateSessionAfterRun } from "./session-update.ts";
+export type {
+  AgentEventPayload,
+  AgentRuntimeResult,
+  DeliverySink,
+  MessageContext,
+  NormalizedDefaults,
+  PreparedSession,
+  RunDecisions,
+  RunOptions,
+  SessionKernelInput,
+  TurnInput,
+  TurnOutcome,
+  TurnStatus,
+  TurnTimings,
+} from "./types.ts";
+export {
+  KernelInputError,
+  type KernelInputIssue,
+  sessionKernelInputSchema,
+  turnInputSchema,
+  validateSessionInput,
+  validateTurnInput,
+} from "./validate.ts";
