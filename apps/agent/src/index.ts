@@ -1,0 +1,2 @@
+// @agent-kernel/agent (in progress).
+export {};
