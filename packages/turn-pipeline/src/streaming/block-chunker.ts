@@ -38,7 +38,6 @@ export type BlockChunk = {
 type FenceSplit = { closeFenceLine: string; reopenFenceLine: string; fence: FenceSpan };
 type BreakResult = { index: number; fenceSplit?: FenceSplit };
 
-const SENTENCE_END_RE = /[.!?](?=\s|$)/g;
 const WHITESPACE_RE = /\s/;
 
 /** Normalises chunking options the way OpenClaw does: min ≥ 1, max ≥ min. */
@@ -250,7 +249,8 @@ export class BlockChunker {
  * Answers "would a non-forced drain below maxChars find a break?" without rescanning: a safe newline or
  * sentence end at index ≥ minChars outside any fence. Paragraph breaks are newlines, so they are covered.
  * It is fed the appended text itself (never the growing buffer, whose concatenation V8 would flatten on
- * every read), one character at a time, tracking the fence state line by line.
+ * every read), tracking the fence state line by line: line-start characters one at a time, the rest of a
+ * line in bulk (see `feed`).
  */
 class BreakProbe {
   readonly #minChars: number;
@@ -277,6 +277,7 @@ class BreakProbe {
 
   reset(atLineStart: boolean): void {
     this.#pos = 0;
+    this.#lastPunctAt = -2;
     this.#fence = undefined;
     this.#found = false;
     this.#startLine(atLineStart);
@@ -294,51 +295,121 @@ class BreakProbe {
     this.#lineCandidate = false;
   }
 
+  /**
+   * Line-start characters (indent, fence marker) go through `#step` one at a time; the rest of a line is
+   * taken in bulk: the few characters that matter there (CR, U+2028/U+2029, a sentence end) are found with
+   * regex searches whose results are kept for the whole call, so each character is looked at a constant
+   * number of times however the text is split into lines.
+   */
   feed(text: string): void {
-    const minChars = this.#minChars;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      const at = this.#pos++;
-      if (c === 10) {
-        this.#endLine(at);
-        this.#lastPunctAt = -2;
+    const length = text.length;
+    let nextInvalid = -2; // index of the next CR/U+2028/U+2029 at or after the cursor, -1 none, -2 unknown
+    let nextSentence = -2; // index of the next ". " style pair (punctuation then non-newline whitespace)
+    let i = 0;
+    while (i < length) {
+      if (this.#phase !== 2) {
+        this.#step(text, i);
+        i++;
         continue;
       }
-      if (this.#pendingCR) this.#lineInvalid = true;
-      this.#pendingCR = c === 13;
-      if (c === 0x2028 || c === 0x2029) this.#lineInvalid = true;
-      // sentence end: the previous character was punctuation and this one is whitespace
-      if (
-        this.#lastPunctAt === at - 1 &&
-        this.#lastPunctAt >= minChars &&
-        this.#sentences &&
-        /\s/.test(text.charAt(i))
-      ) {
-        this.#lineCandidate = true;
+      const newline = text.indexOf("\n", i);
+      const end = newline === -1 ? length : newline;
+      if (end > i) {
+        const base = this.#pos - i; // absolute position of text[0]
+        if (this.#pendingCR) this.#lineInvalid = true;
+        if (!this.#lineInvalid) {
+          if (nextInvalid !== -1 && nextInvalid < i) {
+            LINE_INVALID_RE.lastIndex = i;
+            nextInvalid = LINE_INVALID_RE.test(text) ? LINE_INVALID_RE.lastIndex - 1 : -1;
+          }
+          if (nextInvalid !== -1 && nextInvalid < end) {
+            // a CR counts only when something other than the line's newline follows it
+            const code = text.charCodeAt(nextInvalid);
+            if (code !== 13 || nextInvalid < end - 1) this.#lineInvalid = true;
+          }
+        }
+        // a sentence end counts only at index ≥ minChars: most of a block's text needs no search
+        if (this.#sentences && !this.#lineCandidate && base + end - 2 >= this.#minChars) {
+          if (this.#lastPunctAt === base + i - 1 && this.#lastPunctAt >= this.#minChars && isSpace(text, i))
+            this.#lineCandidate = true;
+          while (!this.#lineCandidate) {
+            if (nextSentence !== -1 && nextSentence < i) {
+              SENTENCE_PAIR_RE.lastIndex = i;
+              nextSentence = SENTENCE_PAIR_RE.test(text) ? SENTENCE_PAIR_RE.lastIndex - 2 : -1;
+            }
+            if (nextSentence === -1 || nextSentence >= end - 1) break;
+            if (base + nextSentence >= this.#minChars) this.#lineCandidate = true;
+            else {
+              SENTENCE_PAIR_RE.lastIndex = nextSentence + 1;
+              nextSentence = SENTENCE_PAIR_RE.test(text) ? SENTENCE_PAIR_RE.lastIndex - 2 : -1;
+            }
+          }
+        }
+        if (this.#restBlank) {
+          for (let j = i; j < end; j++) {
+            const code = text.charCodeAt(j);
+            if (code !== 32 && code !== 9 && code !== 13) {
+              this.#restBlank = false;
+              break;
+            }
+          }
+        }
+        const last = text.charCodeAt(end - 1);
+        this.#pendingCR = last === 13;
+        this.#lastPunctAt = last === 46 || last === 33 || last === 63 ? base + end - 1 : -2;
+        this.#pos = base + end;
       }
-      this.#lastPunctAt = c === 46 || c === 33 || c === 63 ? at : -2;
-      if (this.#phase === 0) {
-        if (c === 32 && this.#spaces < 3) {
-          this.#spaces++;
-          continue;
-        }
-        if (c === 96 || c === 126) {
-          this.#phase = 1;
-          this.#markerChar = c;
-          this.#markerLen = 1;
-          continue;
-        }
-        this.#phase = 2;
-        this.#markerLen = 0;
-      } else if (this.#phase === 1) {
-        if (c === this.#markerChar) {
-          this.#markerLen++;
-          continue;
-        }
-        this.#phase = 2;
+      i = end;
+      if (newline !== -1) {
+        this.#step(text, i);
+        i++;
       }
-      if (c !== 32 && c !== 9 && c !== 13) this.#restBlank = false;
     }
+  }
+
+  /** One character, with every rule applied (line starts and newlines). */
+  #step(text: string, i: number): void {
+    const c = text.charCodeAt(i);
+    const at = this.#pos++;
+    if (c === 10) {
+      this.#endLine(at);
+      this.#lastPunctAt = -2;
+      return;
+    }
+    if (this.#pendingCR) this.#lineInvalid = true;
+    this.#pendingCR = c === 13;
+    if (c === 0x2028 || c === 0x2029) this.#lineInvalid = true;
+    // sentence end: the previous character was punctuation and this one is whitespace
+    if (
+      this.#lastPunctAt === at - 1 &&
+      this.#lastPunctAt >= this.#minChars &&
+      this.#sentences &&
+      isSpace(text, i)
+    ) {
+      this.#lineCandidate = true;
+    }
+    this.#lastPunctAt = c === 46 || c === 33 || c === 63 ? at : -2;
+    if (this.#phase === 0) {
+      if (c === 32 && this.#spaces < 3) {
+        this.#spaces++;
+        return;
+      }
+      if (c === 96 || c === 126) {
+        this.#phase = 1;
+        this.#markerChar = c;
+        this.#markerLen = 1;
+        return;
+      }
+      this.#phase = 2;
+      this.#markerLen = 0;
+    } else if (this.#phase === 1) {
+      if (c === this.#markerChar) {
+        this.#markerLen++;
+        return;
+      }
+      this.#phase = 2;
+    }
+    if (c !== 32 && c !== 9 && c !== 13) this.#restBlank = false;
   }
 
   #isFenceLine(): boolean {
@@ -382,6 +453,16 @@ class BreakProbe {
   }
 }
 
+const LINE_INVALID_RE = /[\r\u2028\u2029]/g;
+const SENTENCE_PAIR_RE = /[.!?][^\S\n]/g;
+const SPACE_RE = /\s/;
+
+function isSpace(text: string, index: number): boolean {
+  const code = text.charCodeAt(index);
+  if (code === 32 || (code >= 9 && code <= 13)) return true;
+  return code > 127 && SPACE_RE.test(text.charAt(index));
+}
+
 function firstNonSpaceCode(text: string): number {
   const match = /\S/.exec(text);
   return match ? match[0].charCodeAt(0) : -1;
@@ -394,16 +475,16 @@ function findSafeSentenceBreakIndex(
   offset: number,
   openFence: FenceSpan | undefined,
 ): number {
-  let sentenceIdx = -1;
-  SENTENCE_END_RE.lastIndex = 0;
-  for (const match of text.matchAll(SENTENCE_END_RE)) {
-    const at = match.index;
-    if (at < minChars) continue;
+  // the last safe sentence end wins, so search from the end ([.!?] followed by whitespace or the end)
+  for (let at = text.length - 1; at >= minChars; at--) {
+    const code = text.charCodeAt(at);
+    if (code !== 46 && code !== 33 && code !== 63) continue;
+    if (at + 1 < text.length && !isSpace(text, at + 1)) continue;
     const candidate = at + 1;
     if (offset + candidate !== openFence?.end && isSafeFenceBreak(fenceSpans, offset + candidate))
-      sentenceIdx = candidate;
+      return candidate;
   }
-  return sentenceIdx >= minChars ? sentenceIdx : -1;
+  return -1;
 }
 
 function findSafeParagraphBreakIndex(
@@ -532,7 +613,13 @@ function pickBreakIndex(
   if (preferred.index !== -1) return preferred;
   if (buffer.length < maxChars) return { index: -1 };
   for (let i = window.length - 1; i >= minChars; i--) {
-    if (WHITESPACE_RE.test(window.charAt(i)) && isSafeFenceBreak(fenceSpans, offset + i)) return { index: i };
+    // positions strictly inside a fence are never safe: jump to the fence's start in one step
+    const fence = findFenceSpanAt(fenceSpans, offset + i);
+    if (fence) {
+      i = fence.start - offset + 1;
+      continue;
+    }
+    if (WHITESPACE_RE.test(window.charAt(i))) return { index: i };
   }
   const firstCodePointWidth = (buffer.codePointAt(0) ?? 0) > 0xffff ? 2 : 1;
   const forcedBreakIndex = sliceUtf16Safe(buffer, 0, Math.max(maxChars, firstCodePointWidth)).length;

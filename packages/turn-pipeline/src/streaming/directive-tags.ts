@@ -40,7 +40,7 @@ function replaceOutsideCode(
   regex: RegExp,
   replacement: (match: string, capture: string | undefined, offset: number, source: string) => string,
 ): string {
-  let regions: CodeRegion[] | undefined;
+  let regions: readonly CodeRegion[] | undefined;
   return text.replace(regex, (match: string, ...args: unknown[]) => {
     regions ??= text.includes("[[") ? findCodeRegions(text) : [];
     const offset = args.at(-2);
@@ -64,28 +64,84 @@ export function normalizeDirectiveWhitespace(
   const sentinel = createBlockSentinel(text);
   const placeholderRe = new RegExp(`${sentinel}(\\d+)${sentinel}`, "g");
   const blocks: string[] = [];
-  let masked = "";
+  const maskedParts: string[] = [];
   let cursor = 0;
   for (const span of findCodeRegions(text)) {
     blocks.push(text.slice(span.start, span.end));
-    masked += `${text.slice(cursor, span.start)}${sentinel}${blocks.length - 1}${sentinel}`;
+    maskedParts.push(text.slice(cursor, span.start), `${sentinel}${blocks.length - 1}${sentinel}`);
     cursor = span.end;
   }
-  masked += text.slice(cursor);
+  maskedParts.push(text.slice(cursor));
+  const masked = maskedParts.join("");
   const suffixStart = tailMode === "preserve" ? masked.trimEnd().length : masked.length;
   const suffix = masked.slice(suffixStart);
-  const normalized = masked
-    .slice(0, suffixStart)
-    .replace(/\r\n/g, "\n")
-    .replace(/([^\s])[ \t]{2,}([^\s])/g, "$1 $2")
-    .replace(/^\n+/, "")
-    .replace(/^[ \t](?=\S)/, "")
-    .replace(/[ \t]+\n/g, "\n")
-    .replace(/\n{3,}/g, "\n\n");
-  return (tailMode === "trim" ? normalized.trimEnd() : normalized + suffix).replace(
-    placeholderRe,
-    (_whole, index: string) => blocks[Number(index)] ?? "",
-  );
+  const head = masked.slice(0, suffixStart);
+  // each pass only where its pattern can occur (the text can be a whole long reply)
+  let normalized = head.includes("\r") ? head.replace(/\r\n/g, "\n") : head;
+  const hasTab = normalized.includes("\t");
+  if (hasTab || normalized.includes("  ")) normalized = collapseInnerBlankRuns(normalized);
+  normalized = normalized.replace(/^\n+/, "").replace(/^[ \t](?=\S)/, "");
+  if (normalized.includes(" \n") || (hasTab && normalized.includes("\t\n")))
+    normalized = dropBlanksBeforeNewlines(normalized);
+  if (normalized.includes("\n\n\n")) normalized = normalized.replace(/\n{3,}/g, "\n\n");
+  const result = tailMode === "trim" ? normalized.trimEnd() : normalized + suffix;
+  if (blocks.length === 0) return result;
+  return result.replace(placeholderRe, (_whole, index: string) => blocks[Number(index)] ?? "");
+}
+
+const BLANK_RUN_RE = /[ \t]{2,}/g;
+const WHITESPACE_CHAR_RE = /\s/;
+
+function isWhitespaceAt(text: string, index: number): boolean {
+  const code = text.charCodeAt(index);
+  if (code === 32 || (code >= 9 && code <= 13)) return true;
+  return code > 127 && WHITESPACE_CHAR_RE.test(text.charAt(index));
+}
+
+/**
+ * `text.replace(/([^\s])[ \t]{2,}([^\s])/g, "$1 $2")`, but trying matches only at runs of blanks (that
+ * regex starts a match attempt at nearly every character). Each maximal run of two or more spaces/tabs
+ * between two non-whitespace characters becomes one space; as in the regex, the character after a collapsed
+ * run is consumed, so it cannot start the next match.
+ */
+function collapseInnerBlankRuns(text: string): string {
+  const parts: string[] = [];
+  let copied = 0;
+  let nextMatchFrom = 0;
+  BLANK_RUN_RE.lastIndex = 0;
+  for (let run = BLANK_RUN_RE.exec(text); run; run = BLANK_RUN_RE.exec(text)) {
+    const before = run.index - 1;
+    const after = run.index + run[0].length;
+    if (before < nextMatchFrom || isWhitespaceAt(text, before)) continue;
+    if (after >= text.length || isWhitespaceAt(text, after)) continue;
+    parts.push(text.slice(copied, before + 1), " ");
+    copied = after;
+    nextMatchFrom = after + 1;
+    BLANK_RUN_RE.lastIndex = after + 1;
+  }
+  if (parts.length === 0) return text;
+  parts.push(text.slice(copied));
+  return parts.join("");
+}
+
+/** `text.replace(/[ \t]+\n/g, "\n")`, looking only at the characters before each newline. */
+function dropBlanksBeforeNewlines(text: string): string {
+  const parts: string[] = [];
+  let copied = 0;
+  for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", newline + 1)) {
+    let start = newline;
+    while (start > copied) {
+      const code = text.charCodeAt(start - 1);
+      if (code !== 32 && code !== 9) break;
+      start--;
+    }
+    if (start === newline) continue;
+    parts.push(text.slice(copied, start));
+    copied = newline;
+  }
+  if (parts.length === 0) return text;
+  parts.push(text.slice(copied));
+  return parts.join("");
 }
 
 export function sanitizeReplyDirectiveId(raw: string | undefined): string | undefined {
@@ -177,7 +233,7 @@ export function stripInlineDirectiveTagsForDelivery(
   options?: { preserveTrailingWhitespace?: boolean | undefined },
 ): { text: string; changed: boolean } {
   if (!text.includes("[[")) return { text, changed: false };
-  let regions: CodeRegion[] | undefined;
+  let regions: readonly CodeRegion[] | undefined;
   const edits: { start: number; end: number; text: string }[] = [];
   let searchFrom = 0;
   let previousMatchEnd = 0;

@@ -21,8 +21,17 @@ export type OpenFence = {
 
 export type FenceScanState = { atLineStart: boolean; open?: OpenFence };
 
-const FENCE_LINE_RE = /(?:^|\n)( {0,3})(`{3,}|~{3,})([^\r\n\u2028\u2029]*)\r?(?=\n|$)/g;
-const SINGLE_LINE_FENCE_RE = new RegExp(FENCE_LINE_RE, "gy");
+const FENCE_LINE_AT_RE = /( {0,3})(`{3,}|~{3,})([^\r\n\u2028\u2029]*)\r?(?=\n|$)/y;
+
+/** A fence line starting at `lineStart` (indent, marker, trailing text), or null. */
+function matchFenceLineAt(buffer: string, lineStart: number): RegExpExecArray | null {
+  let at = lineStart;
+  while (at < lineStart + 3 && buffer.charCodeAt(at) === 32) at++;
+  const code = buffer.charCodeAt(at);
+  if (code !== 96 && code !== 126) return null;
+  FENCE_LINE_AT_RE.lastIndex = lineStart;
+  return FENCE_LINE_AT_RE.exec(buffer);
+}
 
 /** Scans fence spans; an unclosed fence runs to the end of the buffer and is carried in `state.open`. */
 export function scanFenceSpans(
@@ -31,15 +40,22 @@ export function scanFenceSpans(
 ): { spans: FenceSpan[]; state: FenceScanState } {
   const spans: FenceSpan[] = [];
   const startsAtLineStart = state?.atLineStart ?? true;
+  // no marker run at all (the common block): no fence line can match
+  if (!state?.open && !buffer.includes("```") && !buffer.includes("~~~"))
+    return { spans, state: { atLineStart: buffer.length === 0 ? startsAtLineStart : buffer.endsWith("\n") } };
   let open: (OpenFence & { start: number }) | undefined = state?.open
     ? { ...state.open, start: 0 }
     : undefined;
-  const pattern = buffer.includes("\n") ? FENCE_LINE_RE : SINGLE_LINE_FENCE_RE;
-  pattern.lastIndex = 0;
-  for (const match of buffer.matchAll(pattern)) {
-    const [whole, indent, marker, trailing] = match;
+  // every line start is tried (as FENCE_LINE_RE's `(?:^|\n)` does), but the regex only runs where the
+  // first character after at most three spaces is a marker character
+  for (let lineStart = 0; lineStart !== -1; ) {
+    const match = matchFenceLineAt(buffer, lineStart);
+    const start = lineStart;
+    const newline = buffer.indexOf("\n", lineStart);
+    lineStart = newline === -1 ? -1 : newline + 1;
+    if (!match) continue;
+    const [line, indent, marker, trailing] = match;
     if (indent === undefined || marker === undefined || trailing === undefined) continue;
-    const start = match.index + (whole.startsWith("\n") ? 1 : 0);
     if (start === 0 && !startsAtLineStart) continue;
     const markerChar = marker.charAt(0);
     if (!open) {
@@ -58,7 +74,7 @@ export function scanFenceSpans(
     ) {
       spans.push({
         start: open.start,
-        end: match.index + whole.length,
+        end: start + line.length,
         openLine: open.openLine,
         marker: open.marker,
         indent: open.indent,

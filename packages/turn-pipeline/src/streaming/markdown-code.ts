@@ -14,93 +14,145 @@ export type CodeRegion = { start: number; end: number; block: boolean };
 
 const FENCE_OPEN_RE = /^( {0,3})(`{3,}|~{3,})(.*)$/;
 
-function indentColumns(line: string): number {
-  let columns = 0;
-  for (const char of line) {
-    if (char === " ") columns += 1;
-    else if (char === "\t") columns += 4 - (columns % 4);
-    else break;
-  }
-  return columns;
+/**
+ * Code regions sorted by start; [start, end) offsets into `text`.
+ * Lines are classified by their first characters (a line starting with a letter is paragraph text without
+ * any slicing or regex); only fence, heading and indented-code candidates are sliced and matched.
+ */
+export function findCodeRegions(text: string): readonly CodeRegion[] {
+  if (!/[`~\t]| {4}/.test(text)) return [];
+  // parsing one reply runs several passes over the same text (MEDIA lines, directives, whitespace), each
+  // asking for its code regions: the last answer is kept (one entry; regions are never mutated)
+  if (text === lastText) return lastRegions;
+  const regions = scanCodeRegions(text);
+  lastText = text;
+  lastRegions = regions;
+  return regions;
 }
 
-/** Code regions sorted by start; [start, end) offsets into `text`. */
-export function findCodeRegions(text: string): CodeRegion[] {
-  if (!/[`~\t]| {4}/.test(text)) return [];
+let lastText: string | undefined;
+let lastRegions: readonly CodeRegion[] = [];
+
+function scanCodeRegions(text: string): CodeRegion[] {
   const regions: CodeRegion[] = [];
-  const lines: { start: number; end: number }[] = [];
-  let cursor = 0;
-  while (cursor <= text.length) {
-    const newline = text.indexOf("\n", cursor);
-    const end = newline === -1 ? text.length : newline;
-    lines.push({ start: cursor, end });
-    if (newline === -1) break;
-    cursor = newline + 1;
-  }
-  let paragraph: { start: number; end: number } | undefined;
   const inlineRanges: { start: number; end: number }[] = [];
+  let paragraphStart = -1;
+  let paragraphEnd = -1;
   const closeParagraph = (): void => {
-    if (paragraph) inlineRanges.push(paragraph);
-    paragraph = undefined;
+    if (paragraphStart !== -1) inlineRanges.push({ start: paragraphStart, end: paragraphEnd });
+    paragraphStart = -1;
   };
-  for (let index = 0; index < lines.length; index++) {
-    const lineInfo = lines[index];
-    if (!lineInfo) continue;
-    const raw = text.slice(lineInfo.start, lineInfo.end);
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    const blank = line.trim() === "";
-    if (blank) {
+  const length = text.length;
+  let start = 0;
+  for (;;) {
+    const newline = text.indexOf("\n", start);
+    const end = newline === -1 ? length : newline;
+    let next = newline === -1 ? -1 : newline + 1; // start of the line to look at next, -1 at the end
+    const first = leadingMarkerCode(text, start, end);
+    if (isBlankLine(text, start, end)) closeParagraph();
+    else if ((first === BACKTICK || first === TILDE) && openFence(lineWithoutCR(text, start, end))) {
+      const marker = openFence(lineWithoutCR(text, start, end)) ?? "";
       closeParagraph();
-      continue;
-    }
-    const fence = FENCE_OPEN_RE.exec(line);
-    const marker = fence?.[2];
-    if (fence && marker && !(marker.startsWith("`") && (fence[3] ?? "").includes("`"))) {
-      closeParagraph();
-      let close = index + 1;
-      let closed = false;
-      for (; close < lines.length; close++) {
-        const closeInfo = lines[close];
-        if (!closeInfo) break;
-        const candidate = text.slice(closeInfo.start, closeInfo.end).replace(/\r$/, "");
-        const match = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(candidate);
-        if (match?.[1] && match[1].charAt(0) === marker.charAt(0) && match[1].length >= marker.length) {
-          closed = true;
-          break;
+      const markerCode = marker.charCodeAt(0);
+      let closeEnd = -1;
+      let cursor = next;
+      while (cursor !== -1) {
+        const closeNewline = text.indexOf("\n", cursor);
+        const lineEnd = closeNewline === -1 ? length : closeNewline;
+        if (leadingMarkerCode(text, cursor, lineEnd) === markerCode) {
+          const match = FENCE_CLOSE_RE.exec(text.slice(cursor, lineEnd).replace(/\r$/, ""));
+          if (match?.[1] && match[1].charCodeAt(0) === markerCode && match[1].length >= marker.length) {
+            closeEnd = lineEnd;
+            next = closeNewline === -1 ? -1 : closeNewline + 1;
+            break;
+          }
         }
+        cursor = closeNewline === -1 ? -1 : closeNewline + 1;
       }
-      const last = lines[closed ? close : lines.length - 1] ?? lineInfo;
-      regions.push({ start: lineInfo.start, end: last.end, block: true });
-      index = closed ? close : lines.length;
-      continue;
-    }
-    if (!paragraph && indentColumns(line) >= 4) {
-      let last = index;
-      for (let next = index + 1; next < lines.length; next++) {
-        const nextInfo = lines[next];
-        if (!nextInfo) break;
-        const nextLine = text.slice(nextInfo.start, nextInfo.end).replace(/\r$/, "");
-        if (nextLine.trim() === "") continue;
-        if (indentColumns(nextLine) < 4) break;
-        last = next;
+      if (closeEnd === -1) {
+        // an unclosed fence runs to the end of the text
+        regions.push({ start, end: length, block: true });
+        break;
       }
-      const lastInfo = lines[last] ?? lineInfo;
-      regions.push({ start: lineInfo.start, end: lastInfo.end, block: true });
-      index = last;
-      continue;
-    }
-    if (/^ {0,3}#{1,6}(?:[ \t]|$)/.test(line)) {
+      regions.push({ start, end: closeEnd, block: true });
+    } else if (paragraphStart === -1 && indentColumnsAt(text, start, end) >= 4) {
+      let lastEnd = end;
+      let cursor = next;
+      next = -1;
+      while (cursor !== -1) {
+        const lineNewline = text.indexOf("\n", cursor);
+        const lineEnd = lineNewline === -1 ? length : lineNewline;
+        const following = lineNewline === -1 ? -1 : lineNewline + 1;
+        if (!isBlankLine(text, cursor, lineEnd)) {
+          if (indentColumnsAt(text, cursor, lineEnd) < 4) break;
+          lastEnd = lineEnd;
+        }
+        cursor = following;
+      }
+      regions.push({ start, end: lastEnd, block: true });
+      // resume after the last indented line (blank lines after it are looked at again, as blank lines)
+      next = lastEnd < length ? lastEnd + 1 : -1;
+    } else if (first === HASH && HEADING_RE.test(lineWithoutCR(text, start, end))) {
       closeParagraph();
-      inlineRanges.push({ start: lineInfo.start, end: lineInfo.end });
-      continue;
-    }
-    if (paragraph) paragraph.end = lineInfo.end;
-    else paragraph = { start: lineInfo.start, end: lineInfo.end };
+      inlineRanges.push({ start, end });
+    } else if (paragraphStart === -1) {
+      paragraphStart = start;
+      paragraphEnd = end;
+    } else paragraphEnd = end;
+    if (next === -1) break;
+    start = next;
   }
   closeParagraph();
   for (const range of inlineRanges) collectInlineSpans(text, range.start, range.end, regions);
   regions.sort((left, right) => left.start - right.start);
   return regions;
+}
+
+const BACKTICK = 96;
+const TILDE = 126;
+const HASH = 35;
+const HEADING_RE = /^ {0,3}#{1,6}(?:[ \t]|$)/;
+const FENCE_CLOSE_RE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
+
+/** The fence marker of an opening fence line, or undefined. */
+function openFence(line: string): string | undefined {
+  const fence = FENCE_OPEN_RE.exec(line);
+  const marker = fence?.[2];
+  if (!fence || !marker) return undefined;
+  return marker.startsWith("`") && (fence[3] ?? "").includes("`") ? undefined : marker;
+}
+
+/** The first character after at most three spaces (-1 for none): fence markers and headings start there. */
+function leadingMarkerCode(text: string, start: number, end: number): number {
+  let at = start;
+  while (at < end && at - start < 3 && text.charCodeAt(at) === 32) at++;
+  return at < end ? text.charCodeAt(at) : -1;
+}
+
+function lineWithoutCR(text: string, start: number, end: number): string {
+  return end > start && text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end);
+}
+
+/** `line.trim() === ""` without slicing when the line starts with a printable ASCII character. */
+function isBlankLine(text: string, start: number, end: number): boolean {
+  for (let at = start; at < end; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 32 || (code >= 9 && code <= 13)) continue;
+    if (code < 127) return false;
+    return text.slice(at, end).trim() === "";
+  }
+  return true;
+}
+
+function indentColumnsAt(text: string, start: number, end: number): number {
+  let columns = 0;
+  for (let at = start; at < end; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 32) columns += 1;
+    else if (code === 9) columns += 4 - (columns % 4);
+    else break;
+  }
+  return columns;
 }
 
 function collectInlineSpans(text: string, from: number, to: number, regions: CodeRegion[]): void {

@@ -19,6 +19,8 @@ export type SplitMediaResult = {
 export type SplitMediaOptions = {
   preserveTrailingWhitespace?: boolean | undefined;
   extractMediaDirectives?: boolean | undefined;
+  /** false: leave `segments` out (callers that only need text and media skip building them per line). */
+  segments?: boolean;
 };
 
 const MEDIA_TOKEN_RE = /\bMEDIA:\s*`?([^\n]+)`?/gi;
@@ -210,6 +212,66 @@ function cleanLineText(text: string): string {
   return text.replace(/[ \t]{2,}/g, " ").trim();
 }
 
+/** `line.trimStart()` starts with MEDIA: (any case); a line starting with another ASCII character is not sliced. */
+function mayStartWithMediaToken(line: string): boolean {
+  const first = line.charCodeAt(0);
+  if (first > 32 && first < 127 && first !== 77 && first !== 109) return false;
+  return line.trimStart().slice(0, 6).toUpperCase().startsWith("MEDIA:");
+}
+
+type LineUnit = { text: string; offset: number; plain: boolean };
+
+/** "MEDIA" in any case right before `colon`; U+0131 (dotless i) is the one non-ASCII letter upper-casing into it. */
+function isMediaWordBefore(text: string, colon: number): boolean {
+  const i = text.charCodeAt(colon - 2);
+  return (
+    (text.charCodeAt(colon - 1) | 32) === 97 &&
+    ((i | 32) === 105 || i === 0x131) &&
+    (text.charCodeAt(colon - 3) | 32) === 100 &&
+    (text.charCodeAt(colon - 4) | 32) === 101 &&
+    (text.charCodeAt(colon - 5) | 32) === 109
+  );
+}
+
+/**
+ * The lines of `text` to look at. `everyLine`: each line on its own (needed for segments). Otherwise only
+ * the lines that may be MEDIA: lines are returned one by one; the lines between them come as `plain`
+ * stretches (several lines joined by their newlines), which `keptLines.join("\n")` reproduces unchanged,
+ * so a long reply with a few MEDIA: lines is not split into every one of its lines.
+ */
+function lineUnits(text: string, everyLine: boolean): LineUnit[] {
+  if (everyLine) {
+    const units: LineUnit[] = [];
+    let offset = 0;
+    for (const line of text.split("\n")) {
+      units.push({ text: line, offset, plain: false });
+      offset += line.length + 1;
+    }
+    return units;
+  }
+  const units: LineUnit[] = [];
+  let plainStart = 0;
+  // colons are rare in prose: find them with indexOf and look at the five characters before each
+  for (let colon = text.indexOf(":", 5); colon !== -1; colon = text.indexOf(":", colon + 1)) {
+    if (!isMediaWordBefore(text, colon)) continue;
+    const lineStart = text.lastIndexOf("\n", colon - 6) + 1;
+    const newline = text.indexOf("\n", colon);
+    const lineEnd = newline === -1 ? text.length : newline;
+    const line = text.slice(lineStart, lineEnd);
+    if (mayStartWithMediaToken(line)) {
+      if (lineStart > plainStart)
+        units.push({ text: text.slice(plainStart, lineStart - 1), offset: plainStart, plain: true });
+      units.push({ text: line, offset: lineStart, plain: false });
+      plainStart = lineEnd + 1;
+    }
+    if (newline === -1) break;
+    colon = newline;
+  }
+  if (plainStart <= text.length)
+    units.push({ text: text.slice(plainStart), offset: plainStart, plain: true });
+  return units;
+}
+
 /** Splits reply text into visible text, media references, the voice flag and ordered segments. */
 export function splitMediaFromOutput(raw: string, options: SplitMediaOptions = {}): SplitMediaResult {
   const trimmedRaw = options.preserveTrailingWhitespace ? raw : raw.trimEnd();
@@ -221,7 +283,9 @@ export function splitMediaFromOutput(raw: string, options: SplitMediaOptions = {
   let foundMediaToken = false;
   const segments: MediaSegment[] = [];
   let lastTextSegment: { type: "text"; text: string } | undefined;
+  const withSegments = options.segments !== false;
   const pushTextSegment = (text: string): void => {
+    if (!withSegments) return;
     const last = segments[segments.length - 1];
     if (last?.type === "text") last.text = `${last.text}\n${text.trim() ? text : ""}`;
     else if (!text.trim()) {
@@ -234,9 +298,14 @@ export function splitMediaFromOutput(raw: string, options: SplitMediaOptions = {
   };
   const codeBlocks: CodeRegion[] = findCodeRegions(trimmedRaw).filter((region) => region.block);
   const keptLines: string[] = [];
-  let lineOffset = 0;
   let codeBlockIndex = 0;
-  for (const line of trimmedRaw.split("\n")) {
+  for (const unit of lineUnits(trimmedRaw, withSegments || !extractMediaDirectives)) {
+    if (unit.plain) {
+      keptLines.push(unit.text);
+      continue;
+    }
+    const line = unit.text;
+    const lineOffset = unit.offset;
     const lineEnd = lineOffset + line.length;
     let codeBlock = codeBlocks[codeBlockIndex];
     while (codeBlock && lineOffset >= codeBlock.end) {
@@ -246,18 +315,16 @@ export function splitMediaFromOutput(raw: string, options: SplitMediaOptions = {
     if (
       (codeBlock && lineEnd > codeBlock.start) ||
       !extractMediaDirectives ||
-      !line.trimStart().slice(0, 6).toUpperCase().startsWith("MEDIA:")
+      !mayStartWithMediaToken(line)
     ) {
       keptLines.push(line);
       pushTextSegment(line);
-      lineOffset += line.length + 1;
       continue;
     }
     const matches = Array.from(line.matchAll(MEDIA_TOKEN_RE));
     if (matches.length === 0) {
       keptLines.push(line);
       pushTextSegment(line);
-      lineOffset += line.length + 1;
       continue;
     }
     const pieces: string[] = [];
@@ -330,9 +397,8 @@ export function splitMediaFromOutput(raw: string, options: SplitMediaOptions = {
     }
     for (const segment of lineSegments) {
       if (segment.type === "text") pushTextSegment(segment.text);
-      else segments.push(segment);
+      else if (withSegments) segments.push(segment);
     }
-    lineOffset += line.length + 1;
   }
   const visibleText = keptLines.join("\n").replace(/^(?:[ \t]*\n)+/, "");
   const audio = parseInlineDirectives(visibleText, {
@@ -344,14 +410,16 @@ export function splitMediaFromOutput(raw: string, options: SplitMediaOptions = {
     const parsedText = foundMediaToken || audio.audioAsVoice ? cleanedText : trimmedRaw;
     return {
       text: parsedText,
-      segments: parsedText ? [{ type: "text", text: parsedText }] : [],
+      ...(withSegments ? { segments: parsedText ? [{ type: "text" as const, text: parsedText }] : [] } : {}),
       ...(audio.audioAsVoice ? { audioAsVoice: true } : {}),
     };
   }
   return {
     text: cleanedText,
     mediaUrls: media,
-    segments: segments.length > 0 ? segments : [{ type: "text", text: cleanedText }],
+    ...(withSegments
+      ? { segments: segments.length > 0 ? segments : [{ type: "text" as const, text: cleanedText }] }
+      : {}),
     ...(audio.audioAsVoice ? { audioAsVoice: true } : {}),
   };
 }

@@ -123,6 +123,11 @@ export class ReasoningStreamStripper {
       segStart = end;
     };
     const length = s.length;
+    // next positions of the characters that end a plain run ('<', '`', newline): found with indexOf and
+    // kept for the whole call, so plain text is skipped at memchr speed and each search runs once per hit
+    let nextLT = -2;
+    let nextTick = -2;
+    let nextNewline = -2;
     let i = 0;
     while (i < length) {
       const code = this.#depth > 0 ? this.#hiddenCode : this.#visibleCode;
@@ -138,17 +143,18 @@ export class ReasoningStreamStripper {
       }
       // bulk skips: inside a fenced line that cannot close, or through plain text up to the next special
       if (code.fence && !code.restBlank) {
-        const next = s.indexOf("\n", i);
-        i = next === -1 ? length : next;
+        if (nextNewline !== -1 && nextNewline < i) nextNewline = s.indexOf("\n", i);
+        i = nextNewline === -1 ? length : nextNewline;
         continue;
       }
       if (!code.fence && code.run === 0 && c !== BACKTICK && c !== LT) {
-        let j = i + 1;
-        while (j < length) {
-          const d = s.charCodeAt(j);
-          if (d === LT || d === BACKTICK || d === NEWLINE) break;
-          j++;
-        }
+        if (nextLT !== -1 && nextLT <= i) nextLT = s.indexOf("<", i + 1);
+        if (nextTick !== -1 && nextTick <= i) nextTick = s.indexOf("`", i + 1);
+        if (nextNewline !== -1 && nextNewline <= i) nextNewline = s.indexOf("\n", i + 1);
+        let j = length;
+        if (nextLT !== -1 && nextLT < j) j = nextLT;
+        if (nextTick !== -1 && nextTick < j) j = nextTick;
+        if (nextNewline !== -1 && nextNewline < j) j = nextNewline;
         i = j;
         continue;
       }

@@ -192,7 +192,8 @@ export function parseFinalTag(text: string): { isClose: boolean; isSelfClosing: 
 
 export function findFinalTagMatches(text: string): FinalTagMatch[] {
   const matches: FinalTagMatch[] = [];
-  if (!text.includes("<")) return matches;
+  // parseFinalTag accepts only "<", whitespace, an optional "/", whitespace, then "final"
+  if (!text.includes("<") || !/<\s*\/?\s*final/i.test(text)) return matches;
   for (const match of text.matchAll(FINAL_TAG_CANDIDATE_RE)) {
     const parsed = parseFinalTag(match[0]);
     if (parsed) matches.push({ index: match.index, text: match[0], ...parsed });

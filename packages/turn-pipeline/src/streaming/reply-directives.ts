@@ -59,6 +59,7 @@ export function parseReplyDirectives(
   const split = splitMediaFromOutput(raw, {
     extractMediaDirectives: options.extractMediaDirectives,
     preserveTrailingWhitespace: options.preserveTrailingWhitespace,
+    segments: false,
   });
   let text = split.text ?? "";
   const replyParsed = text.includes("[[")
@@ -146,6 +147,10 @@ export class StreamingDirectiveAccumulator {
   }
 
   consume(raw: string, options?: { final?: boolean; silentToken?: string }): StreamingDirectiveResult | null {
+    if (!this.#pendingTail && !options?.final && raw.indexOf("[") === -1) {
+      const plain = this.#consumePlain(raw, options?.silentToken ?? SILENT_REPLY_TOKEN);
+      if (plain !== undefined) return plain;
+    }
     const hadPendingTail = this.#pendingTail.length > 0;
     const heldSeparator = this.#pendingSeparator;
     let combined = `${this.#pendingTail}${raw}`;
@@ -185,5 +190,44 @@ export class StreamingDirectiveAccumulator {
     if (!result.text.trim() && !result.audioAsVoice) return null;
     this.#hasReturnedText ||= Boolean(result.text);
     return result;
+  }
+
+  /**
+   * The common chunk (no held tail, no "[", not final): nothing to hold back unless its last line may still
+   * become a MEDIA: line, no directive to parse, and the silent-token tests usually end at the first
+   * character. Returns undefined when the general path is needed; otherwise exactly what it would return.
+   */
+  #consumePlain(raw: string, silentToken: string): StreamingDirectiveResult | null | undefined {
+    const lastNewline = raw.lastIndexOf("\n");
+    if (lastNewline !== raw.length - 1) {
+      const lastLine = lastNewline < 0 ? raw : raw.slice(lastNewline + 1);
+      if (/^\s*MEDIA:/i.test(lastLine) || /^[\t ]*(MEDIA|MEDI|MED|ME|M)$/i.test(lastLine)) return undefined;
+    }
+    if (
+      isSilentReplyText(raw, silentToken) ||
+      isSilentReplyPrefixText(raw, silentToken) ||
+      startsWithSilentToken(raw, silentToken)
+    )
+      return undefined;
+    this.#pendingSeparator = "";
+    if (!raw.trim()) return null;
+    this.#hasReturnedText = true;
+    // the same key order as the general path builds
+    return this.#replyToId === undefined
+      ? {
+          text: raw,
+          replyToCurrent: this.#replyToCurrent,
+          replyToTag: this.#replyToTag,
+          audioAsVoice: false,
+          isSilent: false,
+        }
+      : {
+          text: raw,
+          replyToId: this.#replyToId,
+          replyToCurrent: this.#replyToCurrent,
+          replyToTag: this.#replyToTag,
+          audioAsVoice: false,
+          isSilent: false,
+        };
   }
 }

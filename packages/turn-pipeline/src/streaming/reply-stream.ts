@@ -5,9 +5,13 @@
 // (onPartialReply, onBlockReply, onReasoningStream) are subscribers of that stream (`subscribeReplyCallbacks`),
 // never separate code paths. Does not own running pi, tool execution or delivery.
 //
-// Event mapping: text_delta → strip tags → partial + chunker (drained per delta in `text_end` mode);
-// text_end → forced drain in `text_end` mode; thinking_delta and hidden tag text → reasoning (mode `stream`);
-// toolcall_start or `toolStart()` → forced drain and coalescer flush so text precedes tool output;
+// Event mapping: text_delta → collected until the deltas hold a newline or INPUT_BATCH characters, then
+// strip tags → partial accumulator + chunker, both fed at content positions (each line end, every PARTIAL_SPAN
+// characters of a line) and the chunker drained there in `text_end` mode, so partial text and block
+// boundaries do not depend on how the provider split the deltas (OpenClaw drains per delta; its block
+// boundaries move with the deltas); text_end → forced drain in `text_end` mode; thinking_delta, tool start,
+// done and error first process the collected deltas, so ordering is kept; thinking_delta and hidden tag
+// text → reasoning (mode `stream`); toolcall_start or `toolStart()` → forced drain and coalescer flush so text precedes tool output;
 // done/error → message end: forced drain, final payload for that message (errors become isError payloads).
 import type { AssistantMessageEvent } from "@earendil-works/pi-ai";
 import { BlockChunker, type BlockChunking } from "./block-chunker.ts";
@@ -22,6 +26,8 @@ import { SILENT_REPLY_TOKEN } from "./silent-tokens.ts";
 export type ReasoningMode = "off" | "on" | "stream";
 
 const PARTIAL_SPAN = 256;
+/** Deltas are collected until they hold a newline or this many characters (see `handle`). */
+const INPUT_BATCH = 256;
 
 export type ReplyStreamOptions = {
   /** `stream` publishes reasoning as it arrives; `on` keeps it for the end; `off` drops it. */
@@ -62,7 +68,9 @@ export class ReplyStream {
   #blocksStreamed = false;
   #heldDirectives: ReplyPayload = {};
   #heldSource = "";
-  #partialPending = "";
+  readonly #partialPending: string[] = [];
+  #partialPendingLength = 0;
+  #pendingText = "";
   #messageOpen = false;
   readonly #payloads: ReplyPayload[] = [];
 
@@ -93,15 +101,25 @@ export class ReplyStream {
       case "start":
         this.#startMessage();
         return;
-      case "text_delta":
+      case "text_delta": {
+        // hot path (one call per provider delta): only collect; the text is processed in batches. A string
+        // (V8 concatenates into a rope, flattened once when processed) is cheaper here than an array of parts.
         if (!this.#messageOpen) this.#startMessage();
-        this.#pushText(event.delta);
+        const delta = event.delta;
+        this.#pendingText += delta;
+        if (
+          this.#pendingText.length >= INPUT_BATCH ||
+          (delta.length === 1 ? delta === "\n" : delta.includes("\n"))
+        )
+          this.#processPending();
         return;
+      }
       case "text_end":
-        this.#flushStripper(false);
+        this.#processPending();
         if ((this.#options.blockStreaming?.breakMode ?? "text_end") === "text_end") this.#drainBlocks(true);
         return;
       case "thinking_delta":
+        this.#processPending();
         this.#pushReasoning(event.delta);
         return;
       case "toolcall_start":
@@ -120,13 +138,14 @@ export class ReplyStream {
 
   /** A tool is about to run: deliver pending text first. */
   toolStart(): void {
-    this.#flushStripper(false);
+    this.#processPending();
     this.#drainBlocks(true);
     this.#coalescer?.flush();
   }
 
   /** Turn end: publishes and returns the final payload list. */
   finish(): ReplyPayload[] {
+    this.#processPending();
     if (this.#messageOpen) this.#endMessage(undefined);
     this.#coalescer?.flush();
     const payloads = [...this.#payloads];
@@ -141,53 +160,65 @@ export class ReplyStream {
     this.#partialText = "";
     this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: this.#options.enforceFinalTag ?? false });
     this.#partials = new StreamingDirectiveAccumulator();
-    this.#partialPending = "";
+    this.#partialPending.length = 0;
+    this.#partialPendingLength = 0;
+    this.#pendingText = "";
     this.#heldDirectives = {};
     this.#heldSource = "";
   }
 
-  #pushText(delta: string): void {
-    this.#rawText += delta;
-    this.#applyStripped(this.#stripper.push(delta), false);
-  }
-
-  #flushStripper(final: boolean): void {
-    if (final) this.#applyStripped(this.#stripper.finish(), true);
+  /** Runs the collected deltas through the stripper, the partial accumulator and the chunker. */
+  #processPending(): void {
+    const text = this.#pendingText;
+    if (!text) return;
+    this.#pendingText = "";
+    this.#rawText += text;
+    this.#applyStripped(this.#stripper.push(text), false);
   }
 
   #applyStripped(stripped: { visible: string; reasoning: string }, final: boolean): void {
     if (stripped.reasoning) this.#pushReasoning(stripped.reasoning);
-    const visible = stripped.visible;
-    const silentToken = this.#options.silentToken ?? SILENT_REPLY_TOKEN;
-    this.#feedPartials(visible, final, silentToken);
-    if (visible && this.#chunker) {
-      this.#chunker.append(visible);
-      if ((this.#options.blockStreaming?.breakMode ?? "text_end") === "text_end") this.#drainBlocks(false);
-    }
+    this.#feedVisible(stripped.visible, final);
   }
 
   /**
-   * Partial replies go through the directive accumulator at content positions (after each newline and every
-   * PARTIAL_SPAN characters of a line), not at delta boundaries: the partial text is then the same however
-   * the deltas were split, and 1-byte deltas do not cost one accumulator pass each.
+   * Visible text goes to the directive accumulator (partials) and the chunker at content positions: after
+   * each newline and every PARTIAL_SPAN characters of a line, never at delta boundaries. Partial texts and
+   * block boundaries are then the same however the deltas were split, and tiny deltas do not cost one pass
+   * each. The chunker is drained (`text_end` mode) at each such position, as if the text had arrived in
+   * line-sized deltas.
    */
-  #feedPartials(visible: string, final: boolean, silentToken: string): void {
-    let rest = visible;
-    while (rest) {
-      const newline = rest.indexOf("\n");
-      const room = PARTIAL_SPAN - this.#partialPending.length;
-      const take = Math.min(newline === -1 ? rest.length : newline + 1, room);
-      this.#partialPending += rest.slice(0, take);
-      rest = rest.slice(take);
-      if (this.#partialPending.length >= PARTIAL_SPAN || this.#partialPending.endsWith("\n"))
+  #feedVisible(visible: string, final: boolean): void {
+    const silentToken = this.#options.silentToken ?? SILENT_REPLY_TOKEN;
+    const chunker = this.#chunker;
+    const drainEachPiece =
+      chunker !== undefined && (this.#options.blockStreaming?.breakMode ?? "text_end") === "text_end";
+    const length = visible.length;
+    let at = 0;
+    while (at < length) {
+      const newline = visible.indexOf("\n", at);
+      const room = PARTIAL_SPAN - this.#partialPendingLength;
+      const end = Math.min(newline === -1 ? length : newline + 1, at + room);
+      const piece = at === 0 && end === length ? visible : visible.slice(at, end);
+      at = end;
+      this.#partialPending.push(piece);
+      this.#partialPendingLength += piece.length;
+      chunker?.append(piece);
+      // a content position: the piece ends a line or fills PARTIAL_SPAN (a piece that only ends the
+      // visible text of this call waits for more text, so delta boundaries never drain anything)
+      if (this.#partialPendingLength >= PARTIAL_SPAN || piece.charCodeAt(piece.length - 1) === 10) {
+        if (drainEachPiece) this.#drainBlocks(false);
         this.#consumePartial(false, silentToken);
+      }
     }
     if (final) this.#consumePartial(true, silentToken);
   }
 
   #consumePartial(final: boolean, silentToken: string): void {
-    const chunk = this.#partialPending;
-    this.#partialPending = "";
+    const parts = this.#partialPending;
+    const chunk = parts.length === 1 ? (parts[0] ?? "") : parts.join("");
+    parts.length = 0;
+    this.#partialPendingLength = 0;
     if (!chunk && !final) return;
     const partial = this.#partials.consume(chunk, { final, silentToken });
     if (partial?.text) {
@@ -254,8 +285,9 @@ export class ReplyStream {
   }
 
   #endMessage(errorMessage: string | undefined): void {
+    this.#processPending();
     if (!this.#messageOpen && errorMessage === undefined) return;
-    this.#flushStripper(true);
+    this.#applyStripped(this.#stripper.finish(), true);
     this.#drainBlocks(true);
     this.#messageOpen = false;
     const finalText = this.#options.enforceFinalTag

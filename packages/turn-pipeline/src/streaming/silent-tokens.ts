@@ -28,6 +28,30 @@ const silentLeadingAttached = cachedTokenRegex(
 );
 const silentLeading = cachedTokenRegex((t) => new RegExp(`^\\s*${t}((?:\\s*${t})*)(\\s*)`, "i"));
 
+/**
+ * Fast rejection for the token tests below (they run on every streamed line and block): when the first
+ * non-whitespace character is an ASCII letter or digit (never punctuation, so never stripped) and differs,
+ * case-insensitively, from the token's first character, no anchored token pattern can match. `extraStarts`
+ * lists further first letters a caller's other patterns may start with. Returns false when unsure.
+ */
+function firstCharRulesOutToken(text: string, token: string, extraStarts = ""): boolean {
+  const tokenFirst = asciiAlnumLower(token.charCodeAt(0));
+  if (tokenFirst === -1) return false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 32 || (code >= 9 && code <= 13)) continue;
+    const first = asciiAlnumLower(code);
+    return first !== -1 && first !== tokenFirst && !extraStarts.includes(String.fromCharCode(first));
+  }
+  return false;
+}
+
+function asciiAlnumLower(code: number): number {
+  if (code >= 65 && code <= 90) return code + 32;
+  if ((code >= 97 && code <= 122) || (code >= 48 && code <= 57)) return code;
+  return -1;
+}
+
 function stripEdgePunctuation(text: string): string {
   const start = text.match(/^\p{P}+/u)?.[0].length ?? 0;
   const tail = text.match(/$(?<=(\p{P}+))/u)?.[1]?.length ?? 0;
@@ -36,7 +60,7 @@ function stripEdgePunctuation(text: string): string {
 
 /** True only for token-only replies ("NO_REPLY", " no_reply ", "NO_REPLY."). */
 export function isSilentReplyText(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
-  if (!text) return false;
+  if (!text || firstCharRulesOutToken(text, token)) return false;
   return silentExact(token).test(text) || silentExact(token).test(stripEdgePunctuation(text.trim()));
 }
 
@@ -133,7 +157,8 @@ function isReasoningPrefixedSilentReplyText(text: string, token: string): boolea
 
 /** Token-only, JSON-string, {"action": token} or reasoning-prefixed silent payload text. */
 export function isSilentReplyPayloadText(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
-  if (!text) return false;
+  // JSON forms start with `"` or `{`, reasoning prefixes with `<` or think/thought/analysis/reasoning
+  if (!text || firstCharRulesOutToken(text, token, "tar")) return false;
   return (
     isSilentReplyText(text, token) ||
     isSilentReplyJsonStringText(text, token) ||
@@ -149,7 +174,7 @@ export function stripLeadingSilentToken(text: string, token = SILENT_REPLY_TOKEN
 
 /** Text starts with tokens glued to visible content, or followed by a newline and more text. */
 export function startsWithSilentToken(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
-  if (!text) return false;
+  if (!text || firstCharRulesOutToken(text, token)) return false;
   if (silentLeadingAttached(token).test(text)) return true;
   const leading = silentLeading(token).exec(text);
   if (!leading || !/[\r\n]/.test(leading[2] ?? "")) return false;
@@ -158,7 +183,7 @@ export function startsWithSilentToken(text: string | undefined, token = SILENT_R
 
 /** While streaming: the text so far could still become the token ("NO", "NO_RE"). */
 export function isSilentReplyPrefixText(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
-  if (!text) return false;
+  if (!text || firstCharRulesOutToken(text, token)) return false;
   const tokenUpper = token.toUpperCase();
   const trimmed = text.trimStart();
   if (!trimmed || trimmed.length > tokenUpper.length) return false;

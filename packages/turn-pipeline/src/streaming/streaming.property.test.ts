@@ -116,7 +116,7 @@ describe("split invariance", () => {
     );
   });
 
-  it("ReplyStream: final payloads and the concatenation of blocks do not depend on delta boundaries", () => {
+  it("ReplyStream: final payloads, blocks and partial text do not depend on delta boundaries", () => {
     fc.assert(
       fc.property(
         markdown,
@@ -129,6 +129,10 @@ describe("split invariance", () => {
           const one = runReplyStream([text], chunking);
           const many = runReplyStream(splitAt(text, cuts), chunking);
           expect(many.payloads).toEqual(one.payloads);
+          // the chunker is drained at content positions (line ends), never at delta boundaries
+          expect(many.blocks).toEqual(one.blocks);
+          expect(many.blockPayloads).toEqual(one.blockPayloads);
+          expect(many.partialText).toBe(one.partialText);
           // directives are consumed (a directive-only block carries its target to the next block)
           const withoutDirectives = (blocks: string[]): string =>
             squash(blocks.join("").replace(/\[\[[^\]]*\]\]/g, ""));
@@ -176,14 +180,19 @@ function squash(text: string): string {
 function runReplyStream(
   parts: string[],
   chunking: { minChars: number; maxChars: number; breakPreference: "paragraph" | "newline" | "sentence" },
-): { payloads: unknown; blocks: string[] } {
+): { payloads: unknown; blocks: string[]; blockPayloads: unknown[]; partialText: string } {
   const stream = new ReplyStream({
     blockStreaming: { chunking, breakMode: "text_end" },
     currentMessageId: "m1",
   });
   const blocks: string[] = [];
+  const blockPayloads: unknown[] = [];
+  let partialText = "";
   stream.subscribe((event) => {
-    if (event.type === "block") blocks.push(event.sourceText);
+    if (event.type === "block") {
+      blocks.push(event.sourceText);
+      blockPayloads.push(event.payload);
+    } else if (event.type === "partial") partialText = event.text;
   });
   const partial = {} as AssistantMessage;
   stream.handle({ type: "start", partial });
@@ -191,5 +200,5 @@ function runReplyStream(
     stream.handle({ type: "text_delta", contentIndex: 0, delta, partial } satisfies AssistantMessageEvent);
   stream.handle({ type: "text_end", contentIndex: 0, content: parts.join(""), partial });
   stream.handle({ type: "done", reason: "stop", message: partial });
-  return { payloads: stream.finish(), blocks };
+  return { payloads: stream.finish(), blocks, blockPayloads, partialText };
 }

@@ -1,0 +1,88 @@
+// The throughput fast paths give the same answers as the plain forms they replace: whitespace normalisation
+// without a regex attempt at every character, and MEDIA: extraction that only looks at candidate lines.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { normalizeDirectiveWhitespace } from "./directive-tags.ts";
+import { findCodeRegions } from "./markdown-code.ts";
+import { splitMediaFromOutput } from "./media-output.ts";
+
+const piece = fc.constantFrom(
+  "a",
+  "word",
+  "x  y  z",
+  "a\t\tb",
+  " ",
+  "  ",
+  "\t",
+  " \t ",
+  "\n",
+  "\n\n\n",
+  " \n",
+  "\r\n",
+  "\u00a0",
+  "```",
+  "\n```ts\n",
+  "`x`",
+  "    code",
+  "MEDIA: https://example.com/a.png",
+  " media: ./b.png",
+  "MEDıA: c",
+  "note: d",
+  "[[audio_as_voice]]",
+);
+const text = fc.array(piece, { maxLength: 30 }).map((pieces) => pieces.join(""));
+
+/** normalizeDirectiveWhitespace as a chain of global regex passes over the masked text (OpenClaw's form). */
+function referenceNormalize(input: string, tailMode: "trim" | "preserve" | "normalize"): string {
+  let sentinel = "\u0000";
+  while (input.includes(sentinel)) sentinel += "\u0000";
+  const blocks: string[] = [];
+  let masked = "";
+  let cursor = 0;
+  for (const span of findCodeRegions(input)) {
+    blocks.push(input.slice(span.start, span.end));
+    masked += `${input.slice(cursor, span.start)}${sentinel}${blocks.length - 1}${sentinel}`;
+    cursor = span.end;
+  }
+  masked += input.slice(cursor);
+  const suffixStart = tailMode === "preserve" ? masked.trimEnd().length : masked.length;
+  const normalized = masked
+    .slice(0, suffixStart)
+    .replace(/\r\n/g, "\n")
+    .replace(/([^\s])[ \t]{2,}([^\s])/g, "$1 $2")
+    .replace(/^\n+/, "")
+    .replace(/^[ \t](?=\S)/, "")
+    .replace(/[ \t]+\n/g, "\n")
+    .replace(/\n{3,}/g, "\n\n");
+  return (tailMode === "trim" ? normalized.trimEnd() : normalized + masked.slice(suffixStart)).replace(
+    new RegExp(`${sentinel}(\\d+)${sentinel}`, "g"),
+    (_whole, index: string) => blocks[Number(index)] ?? "",
+  );
+}
+
+describe("fast paths", () => {
+  it("normalizeDirectiveWhitespace equals the regex chain", () => {
+    fc.assert(
+      fc.property(
+        text,
+        fc.constantFrom("trim" as const, "preserve" as const, "normalize" as const),
+        (t, mode) => {
+          expect(normalizeDirectiveWhitespace(t, mode)).toBe(referenceNormalize(t, mode));
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("splitMediaFromOutput without segments equals the line-by-line result", () => {
+    fc.assert(
+      fc.property(text, fc.boolean(), (t, preserveTrailingWhitespace) => {
+        const { segments: _segments, ...lineByLine } = splitMediaFromOutput(t, {
+          preserveTrailingWhitespace,
+        });
+        expect(splitMediaFromOutput(t, { preserveTrailingWhitespace, segments: false })).toEqual(lineByLine);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
