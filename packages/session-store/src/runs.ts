@@ -74,6 +74,11 @@ export interface FinishRunInput extends RunUpdate {
   readonly endedAt?: number;
   readonly errorReason?: string;
   readonly errorMessage?: string;
+  /**
+   * Events to append with the finish, by `appendEvents`' rules: a turn that buffers its events stores them
+   * and ends its run in one write (one transaction on SQLite: the events and the final status together).
+   */
+  readonly events?: readonly RunEvent[];
 }
 
 /** One event of a run's stream (the `AgentEventPayload` envelope minus runId). */
@@ -188,6 +193,7 @@ export class KyselyRuns implements RunsApi {
   }
 
   async finish(runId: string, input: FinishRunInput): Promise<RunRecord> {
+    if (input.events !== undefined) await this.appendEvents(runId, input.events);
     const endedAt = input.endedAt ?? Date.now();
     const result = await this.#db
       .updateTable("runs")
@@ -309,7 +315,7 @@ function updateColumns(update: RunUpdate): Partial<Selectable<RunsTable>> {
   };
 }
 
-function toRunRecord(row: Selectable<RunsTable>): RunRecord {
+export function toRunRecord(row: Selectable<RunsTable>): RunRecord {
   return {
     runId: row.run_id,
     agentId: row.agent_id,

@@ -92,7 +92,7 @@ export class KyselySessions implements SessionsApi {
       .where("agent_id", "=", ref.agentId)
       .where("session_key", "=", ref.sessionKey)
       .executeTakeFirst();
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : toSessionRecord(row);
   }
 
   async getBySessionId(agentId: string, sessionId: string): Promise<SessionRecord | undefined> {
@@ -102,7 +102,7 @@ export class KyselySessions implements SessionsApi {
       .where("agent_id", "=", agentId)
       .where("session_id", "=", sessionId)
       .executeTakeFirst();
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : toSessionRecord(row);
   }
 
   async list(agentId: string): Promise<SessionRecord[]> {
@@ -113,7 +113,7 @@ export class KyselySessions implements SessionsApi {
       .orderBy("updated_at", "desc")
       .orderBy("session_key")
       .execute();
-    return rows.map(toRecord);
+    return rows.map(toSessionRecord);
   }
 
   async create(input: CreateSessionInput): Promise<SessionRecord> {
@@ -236,7 +236,7 @@ export class KyselySessions implements SessionsApi {
   }
 }
 
-function toRecord(row: Selectable<SessionsTable>): SessionRecord {
+export function toSessionRecord(row: Selectable<SessionsTable>): SessionRecord {
   return {
     agentId: row.agent_id,
     sessionKey: row.session_key,

@@ -17,17 +17,13 @@ import {
   migrateSqlite,
 } from "./migrator.ts";
 import { KyselyQueue, type QueueApi } from "./queue.ts";
-import {
-  KyselyRuns,
-  type RunOwner,
-  type RunRecord,
-  type RunsApi,
-  registerRunOwner,
-  unregisterRunOwner,
-} from "./runs.ts";
+import { type RunOwner, type RunRecord, type RunsApi, registerRunOwner, unregisterRunOwner } from "./runs.ts";
 import type { ControlPlaneDatabase } from "./schema.ts";
-import { KyselySessions, type SessionsApi } from "./sessions.ts";
+import type { SessionsApi } from "./sessions.ts";
 import { type Durability, explain, openSqliteFile } from "./sqlite/connection.ts";
+import { SqliteRuns } from "./sqlite/runs.ts";
+import { SqliteSessions } from "./sqlite/sessions.ts";
+import { cachingDatabase } from "./sqlite/statement-cache.ts";
 import {
   agentDatabasePath,
   controlPlanePath,
@@ -37,6 +33,7 @@ import {
 } from "./state-dir.ts";
 import {
   createTranscriptIfMissing,
+  readOrCreateHeader,
   type SqliteTranscript,
   SqliteTranscriptHandle,
   type Transcript,
@@ -144,7 +141,7 @@ class SqliteStore implements SqliteSessionStore {
   readonly stateDir: string;
   readonly controlPlanePath: string;
   readonly sessions: SessionsApi;
-  readonly runs: KyselyRuns;
+  readonly runs: SqliteRuns;
   readonly auth: AuthStateApi;
   readonly queue: QueueApi;
   readonly cron: CronStateApi;
@@ -166,11 +163,15 @@ class SqliteStore implements SqliteSessionStore {
     this.controlPlanePath = path;
     this.#raw = raw;
     this.#sqliteOptions = sqliteOptions;
-    this.#db = new Kysely<ControlPlaneDatabase>({ dialect: new SqliteDialect({ database: raw }) });
+    // Kysely owns the schema and every query; its statements are prepared once per SQL text, and the calls
+    // every turn makes (runs, session reads) skip query building altogether (sqlite/runs.ts, sqlite/sessions.ts).
+    this.#db = new Kysely<ControlPlaneDatabase>({
+      dialect: new SqliteDialect({ database: cachingDatabase(raw) }),
+    });
     this.#owner = { host: hostname(), pid: process.pid, token: randomUUID() };
     registerRunOwner(this.#owner);
-    this.sessions = new KyselySessions(this.#db);
-    this.runs = new KyselyRuns(this.#db, this.#owner);
+    this.sessions = new SqliteSessions(this.#db, raw);
+    this.runs = new SqliteRuns(this.#db, raw, this.#owner);
     this.auth = new KyselyAuthState(this.#db);
     this.queue = new KyselyQueue(this.#db);
     this.cron = new KyselyCronState(this.#db);
@@ -190,17 +191,15 @@ class SqliteStore implements SqliteSessionStore {
     init?: { readonly header: TranscriptHeader },
   ): SqliteTranscript {
     const agent = this.#agent(agentId);
-    if (init !== undefined) {
-      if (init.header.id !== sessionId) {
-        throw new SessionStoreError(
-          `transcript header id ${init.header.id} does not match session id ${sessionId}`,
-        );
-      }
-      createTranscriptIfMissing(agent.statements, normalizeAgentId(agentId), init.header);
-    } else if (!transcriptExists(agent.statements, sessionId)) {
-      throw new TranscriptNotFoundError(agentId, sessionId);
+    if (init !== undefined && init.header.id !== sessionId) {
+      throw new SessionStoreError(
+        `transcript header id ${init.header.id} does not match session id ${sessionId}`,
+      );
     }
-    return new SqliteTranscriptHandle(agent.statements, normalizeAgentId(agentId), sessionId);
+    const key = normalizeAgentId(agentId);
+    const header = readOrCreateHeader(agent.statements, key, sessionId, init?.header);
+    if (header === undefined) throw new TranscriptNotFoundError(agentId, sessionId);
+    return new SqliteTranscriptHandle(agent.statements, key, sessionId, header);
   }
 
   hasTranscript(agentId: string, sessionId: string): boolean {

@@ -46,6 +46,37 @@ describe("the transcript read cache", () => {
     }
   });
 
+  it("reads a new session without missing rows another connection appends between other sessions' rows", async () => {
+    const dir = await stateDir();
+    const reader = await openSessionStore({ stateDir: dir });
+    const writer = await openSessionStore({ stateDir: dir });
+    try {
+      // Other sessions fill the table first: the new session's reads start from the table's last seq.
+      for (const session of ["o1", "o2"]) {
+        const other = writer.openTranscript("main", session, { header: header(session) });
+        other.append(messageEntry(`${session}-a`, null));
+        other.append(messageEntry(`${session}-b`, `${session}-a`));
+      }
+      const mine = reader.openTranscript("main", "s1", { header: header("s1") });
+      expect(mine.getEntries()).toEqual([]);
+      const theirs = writer.openTranscript("main", "s1");
+      const noise = writer.openTranscript("main", "o1");
+      theirs.append(messageEntry("a", null));
+      noise.append(messageEntry("o1-c", "o1-b"));
+      theirs.append(messageEntry("b", "a"));
+      expect(ids(mine.getEntries())).toEqual(["a", "b"]);
+      mine.append(messageEntry("c", "b"));
+      noise.append(messageEntry("o1-d", "o1-c"));
+      theirs.append(messageEntry("d", "c"));
+      expect(ids(mine.getBranch())).toEqual(["a", "b", "c", "d"]);
+      expect(mine.count()).toBe(4);
+      expect(ids(reader.openTranscript("main", "o1").getBranch())).toEqual(["o1-a", "o1-b", "o1-c", "o1-d"]);
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+
   it("sees what another connection to the same file appended and where it moved the leaf", async () => {
     const dir = await stateDir();
     const reader = await openSessionStore({ stateDir: dir });

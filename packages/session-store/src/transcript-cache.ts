@@ -18,6 +18,13 @@ export class CachedSession {
   readonly key: string;
   /** False until the first full read of the session's shape. */
   loaded = false;
+  /**
+   * The highest seq of the whole table (every session) when this session was last read: every row of this
+   * session up to it is known, so the next read looks only at rows after it. A session's own last seq would
+   * do too, but for a new or quiet session it is far behind (0 for an empty one), and the read would scan
+   * every row other sessions appended since.
+   */
+  scannedSeq = 0;
   readonly seqs: number[] = [];
   readonly ids: string[] = [];
   readonly parentIds: (string | null)[] = [];
@@ -37,6 +44,7 @@ export class CachedSession {
   /** Records a row; false for one already known (seqs only grow, so an older seq was seen before). */
   addShape(seq: number, id: string, parentId: string | null): boolean {
     if (seq <= this.lastSeq) return false;
+    if (seq > this.scannedSeq) this.scannedSeq = seq;
     this.positionById.set(id, this.seqs.length);
     this.seqs.push(seq);
     this.ids.push(id);

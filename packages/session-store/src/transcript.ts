@@ -76,8 +76,11 @@ export class TranscriptStatements {
   >;
   readonly selectBody: Statement<[string, string], string>;
   readonly entryExists: Statement<[string, string], { one: number }>;
-  readonly selectShape: Statement<[string], [number, string, string | null]>;
-  readonly selectRowsAfter: Statement<[number, string], [number, string, string | null, string]>;
+  readonly selectShape: Statement<[string], [number | null, string | null, string | null]>;
+  readonly selectRowsAfter: Statement<
+    [number, string],
+    [number | null, string | null, string | null, string | null]
+  >;
   readonly selectBodies: Statement<[string], [number, string]>;
 
   constructor(db: Database, path: string) {
@@ -111,15 +114,20 @@ export class TranscriptStatements {
     this.entryExists = db.prepare("SELECT 1 AS one FROM transcript_entries WHERE session_id = ? AND id = ?");
     // A session's shape (no bodies: a branch read parses and even reads only the entries on the branch)
     // through the (session_id, id) index, in id order; sorted by seq in JS, cheaper than a temporary b-tree.
+    // The last row (id NULL: no entry has one) is the table's highest seq, read in the same statement and so
+    // the same snapshot: the watermark the next read starts from.
     this.selectShape = db
-      .prepare<[string], [number, string, string | null]>(
-        "SELECT seq, id, parent_id FROM transcript_entries WHERE session_id = ?",
+      .prepare<[string], [number | null, string | null, string | null]>(
+        "SELECT seq, id, parent_id FROM transcript_entries WHERE session_id = ? " +
+          "UNION ALL SELECT MAX(seq), NULL, NULL FROM transcript_entries",
       )
       .raw();
-    // What was appended since: a rowid range from the last seq seen (`+` keeps SQLite off the id index).
+    // What was appended since the watermark: a rowid range (`+` keeps SQLite off the id index), and the new
+    // watermark as above (a lookup of the last rowid).
     this.selectRowsAfter = db
-      .prepare<[number, string], [number, string, string | null, string]>(
-        "SELECT seq, id, parent_id, body FROM transcript_entries WHERE seq > ? AND +session_id = ? ORDER BY seq",
+      .prepare<[number, string], [number | null, string | null, string | null, string | null]>(
+        "SELECT seq, id, parent_id, body FROM transcript_entries WHERE seq > ? AND +session_id = ? " +
+          "UNION ALL SELECT MAX(seq), NULL, NULL, NULL FROM transcript_entries",
       )
       .raw();
     // The bodies of exactly the wanted rows (a JSON array of seqs), one rowid lookup each inside SQLite.
@@ -141,6 +149,29 @@ export function createTranscriptIfMissing(
   statements.insertHeader.run(header.id, agentId, JSON.stringify(header), now, now);
 }
 
+/**
+ * The stored header of a session, creating the transcript from `init` when it has none. An existing
+ * transcript costs one read and no write (no write lock taken); a new one the insert and nothing else.
+ */
+export function readOrCreateHeader(
+  statements: TranscriptStatements,
+  agentId: string,
+  sessionId: string,
+  init: TranscriptHeader | undefined,
+): TranscriptHeader | undefined {
+  const row = statements.selectHeader.get(sessionId);
+  if (row !== undefined) return JSON.parse(row.header) as TranscriptHeader;
+  if (init === undefined) return undefined;
+  const now = new Date().toISOString();
+  const json = JSON.stringify(init);
+  if (statements.insertHeader.run(init.id, agentId, json, now, now).changes === 1) {
+    return JSON.parse(json) as TranscriptHeader;
+  }
+  // A concurrent creator won: its header is the session's.
+  const winner = statements.selectHeader.get(sessionId);
+  return winner === undefined ? undefined : (JSON.parse(winner.header) as TranscriptHeader);
+}
+
 export function transcriptExists(statements: TranscriptStatements, sessionId: string): boolean {
   return statements.selectHeader.get(sessionId) !== undefined;
 }
@@ -155,34 +186,24 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   readonly #statements: TranscriptStatements;
   readonly #cacheKey: string;
   #header: TranscriptHeader | undefined;
-  readonly #appendSlowPath: (entry: TranscriptEntry, body: string) => void;
-  readonly #appendMany: (entries: readonly TranscriptEntry[]) => void;
-  readonly #appendAtLeaf: (draft: TranscriptEntryDraft) => TranscriptEntry;
+  // Write transactions, made on first use: most handles live for one turn and only ever take the
+  // one-statement fast path of `append`, and making a better-sqlite3 transaction costs more than that path.
+  #appendSlowPath: ((entry: TranscriptEntry, body: string) => void) | undefined;
+  #appendMany: ((entries: readonly TranscriptEntry[]) => void) | undefined;
+  #appendAtLeaf: ((draft: TranscriptEntryDraft) => TranscriptEntry) | undefined;
 
-  constructor(statements: TranscriptStatements, agentId: string, sessionId: string) {
+  /** `header`: the stored header when the opener has just read it (saves reading it again). */
+  constructor(
+    statements: TranscriptStatements,
+    agentId: string,
+    sessionId: string,
+    header?: TranscriptHeader,
+  ) {
     this.#statements = statements;
     this.agentId = agentId;
     this.sessionId = sessionId;
+    this.#header = header;
     this.#cacheKey = `${statements.cacheKey}\u0000${sessionId}`;
-    // IMMEDIATE: take the write lock before reading, so a concurrent writer waits (busy_timeout) instead of
-    // failing with SQLITE_BUSY when a read transaction tries to upgrade.
-    this.#appendSlowPath = statements.db.transaction((entry: TranscriptEntry, body: string) => {
-      this.#insert(entry, body);
-    }).immediate;
-    this.#appendMany = statements.db.transaction((entries: readonly TranscriptEntry[]) => {
-      for (const entry of entries) this.#insert(entry, JSON.stringify(entry));
-    }).immediate;
-    this.#appendAtLeaf = statements.db.transaction((draft: TranscriptEntryDraft): TranscriptEntry => {
-      const entry: TranscriptEntry = {
-        ...draft,
-        type: draft.type,
-        id: draft.id,
-        timestamp: draft.timestamp,
-        parentId: this.getLeafId(),
-      };
-      this.#insert(entry, JSON.stringify(entry));
-      return entry;
-    }).immediate;
   }
 
   getHeader(): TranscriptHeader | undefined {
@@ -199,11 +220,19 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     // The fast path: one autocommit statement, durable when it returns (WAL). It inserts nothing for a
     // duplicate id or a missing parent; the slow path then decides under the write lock.
     if (this.#tryInsert(entry, body)) return;
+    // IMMEDIATE (all three): take the write lock before reading, so a concurrent writer waits (busy_timeout)
+    // instead of failing with SQLITE_BUSY when a read transaction tries to upgrade.
+    this.#appendSlowPath ??= this.#statements.db.transaction((entry: TranscriptEntry, body: string) => {
+      this.#insert(entry, body);
+    }).immediate;
     this.#appendSlowPath(entry, body);
   }
 
   appendMany(entries: readonly TranscriptEntry[]): void {
     for (const entry of entries) assertEntryShape(entry);
+    this.#appendMany ??= this.#statements.db.transaction((entries: readonly TranscriptEntry[]) => {
+      for (const entry of entries) this.#insert(entry, JSON.stringify(entry));
+    }).immediate;
     this.#appendMany(entries);
   }
 
@@ -215,6 +244,17 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
       timestamp: draft.timestamp,
       parentId: null,
     });
+    this.#appendAtLeaf ??= this.#statements.db.transaction((next: TranscriptEntryDraft): TranscriptEntry => {
+      const entry: TranscriptEntry = {
+        ...next,
+        type: next.type,
+        id: next.id,
+        timestamp: next.timestamp,
+        parentId: this.getLeafId(),
+      };
+      this.#insert(entry, JSON.stringify(entry));
+      return entry;
+    }).immediate;
     return this.#appendAtLeaf(draft);
   }
 
@@ -291,15 +331,21 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     const bodies: string[] = [];
     if (!session.loaded) {
       const rows = this.#statements.selectShape.all(this.sessionId);
-      rows.sort((a, b) => a[0] - b[0]);
-      for (const [seq, id, parentId] of rows) session.addShape(seq, id, parentId);
+      const watermark = takeWatermark(rows);
+      rows.sort(bySeq);
+      for (const [seq, id, parentId] of rows) session.addShape(seq ?? 0, id ?? "", parentId);
+      session.scannedSeq = Math.max(session.scannedSeq, watermark);
       session.loaded = true;
     }
     // New rows since the last read come with their bodies: they are few and usually on the active branch.
-    const rows = this.#statements.selectRowsAfter.all(session.lastSeq, this.sessionId);
+    const rows = this.#statements.selectRowsAfter.all(session.scannedSeq, this.sessionId);
+    const watermark = takeWatermark(rows);
+    if (rows.length > 1) rows.sort(bySeq);
     for (const [seq, id, parentId, body] of rows) {
-      if (session.addShape(seq, id, parentId)) bodies[session.seqs.length - 1] = body;
+      if (session.addShape(seq ?? 0, id ?? "", parentId) && body !== null)
+        bodies[session.seqs.length - 1] = body;
     }
+    session.scannedSeq = Math.max(session.scannedSeq, watermark);
     transcriptCache.settle(session);
     return { session, bodies };
   }
@@ -382,6 +428,18 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 interface Shape {
   readonly session: CachedSession;
   readonly bodies: readonly (string | undefined)[];
+}
+
+/** Removes the watermark row (the one without an id) from a shape read and returns the seq it carries. */
+function takeWatermark(rows: (readonly [number | null, string | null, ...unknown[]])[]): number {
+  const at = rows.findLastIndex((row) => row[1] === null);
+  if (at < 0) return 0;
+  const [marker] = rows.splice(at, 1);
+  return marker?.[0] ?? 0;
+}
+
+function bySeq(a: readonly [number | null, ...unknown[]], b: readonly [number | null, ...unknown[]]): number {
+  return (a[0] ?? 0) - (b[0] ?? 0);
 }
 
 /** The leaf: the last appended entry, unless `setLeaf` moved it after that append (leaf_seq ≥ its seq). */

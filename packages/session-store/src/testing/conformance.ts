@@ -562,6 +562,38 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
         await expect(store.runs.appendEvents("missing", events)).rejects.toThrow(/no run missing/);
       }));
 
+    it("finishes a run together with its buffered events; a refused event leaves it running and unchanged", () =>
+      withStore(factory, async (store) => {
+        await store.runs.start(run);
+        await store.runs.appendEvents("r1", [
+          { seq: 1, ts: 1, stream: "lifecycle", data: { phase: "start" } },
+        ]);
+        await expect(
+          store.runs.finish("r1", {
+            status: "succeeded",
+            endedAt: 5,
+            events: [
+              { seq: 2, ts: 2, stream: "assistant", data: { text: "new" } },
+              { seq: 1, ts: 1, stream: "lifecycle", data: { phase: "changed" } },
+            ],
+          }),
+        ).rejects.toThrow(/different event with seq 1/);
+        expect(await store.runs.get("r1")).toMatchObject({ status: "running" });
+        expect((await store.runs.events("r1")).map((e) => e.seq)).toEqual([1]);
+        const events = [
+          { seq: 2, ts: 2, stream: "assistant", data: { text: "done" } },
+          { seq: 3, ts: 3, stream: "lifecycle", data: { phase: "end" } },
+        ];
+        const finished = await store.runs.finish("r1", { status: "succeeded", endedAt: 6, events });
+        expect(finished).toMatchObject({ status: "succeeded", endedAt: 6 });
+        expect((await store.runs.events("r1")).map((e) => e.seq)).toEqual([1, 2, 3]);
+        // Repeating the same finish with the same events is a no-op; the run stays as it was.
+        expect(await store.runs.finish("r1", { status: "succeeded", endedAt: 9, events })).toEqual(finished);
+        await expect(store.runs.finish("missing", { status: "failed", events })).rejects.toThrow(
+          /no run missing/,
+        );
+      }));
+
     it("marks runs left running by a store that is gone as interrupted on the next open, and only those", async () => {
       const fixture = await factory();
       try {

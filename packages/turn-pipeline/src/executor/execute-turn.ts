@@ -35,6 +35,7 @@ import { type ReplyPayload, ReplyStream, subscribeReplyCallbacks } from "../stre
 import { applyToolPolicy, buildDefaultTools } from "../tools/index.ts";
 import { assistantText, bridgeSession, TurnEventLog } from "./event-bridge.ts";
 import { createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts";
+import { toStoredRunEvents } from "./run-event-storage.ts";
 import {
   BOOTSTRAP_ENTRY_TYPE,
   type BootstrapFile,
@@ -159,10 +160,28 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   request.signal?.addEventListener("abort", onCallerAbort, { once: true });
   const turnTimer = request.timeoutMs > 0 ? setTimeout(() => stop("timeout"), request.timeoutMs) : undefined;
   const stallMs = context.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+  // The watchdog is a deadline, not a timer per event: every provider event only moves the deadline (a
+  // stream sends hundreds), and the one pending timer re-arms itself for what is left when it fires early.
   let stallTimer: NodeJS.Timeout | undefined;
+  let stallDeadline: number | undefined;
+  const checkStall = () => {
+    stallTimer = undefined;
+    if (stallDeadline === undefined) return;
+    const remaining = stallDeadline - performance.now();
+    if (remaining > 0) {
+      stallTimer = setTimeout(checkStall, remaining);
+      return;
+    }
+    stallDeadline = undefined;
+    stop("stalled");
+  };
   const onActivity = (streaming: boolean) => {
-    if (stallTimer) clearTimeout(stallTimer);
-    stallTimer = streaming ? setTimeout(() => stop("stalled"), stallMs) : undefined;
+    if (!streaming) {
+      stallDeadline = undefined;
+      return;
+    }
+    stallDeadline = performance.now() + stallMs;
+    stallTimer ??= setTimeout(checkStall, stallMs);
   };
 
   const messagingTexts: string[] = [];
@@ -546,11 +565,10 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       ? { provider: answered.provider, model: answered.model }
       : undefined;
   const lastAttempt = attempts.at(-1);
-  await store.runs.appendEvents(
-    runId,
-    log.events.map(({ seq, ts, stream, data }) => ({ seq, ts, stream, data })),
-  );
+  // The events and the final status in one write (one transaction on SQLite); see run-event-storage.ts for
+  // what is stored of the events.
   await store.runs.finish(runId, {
+    events: toStoredRunEvents(log.events, context.runEventStorage ?? "every-event"),
     status: STATUS_TO_RUN[status],
     endedAt: now(),
     ...(lastAttempt ? { provider: lastAttempt.provider, model: lastAttempt.model } : {}),

@@ -5,6 +5,7 @@
 // prompt stays the same for the whole session and across restarts). Does not own: how pi renders sections
 // (the preamble is pi's `customPrompt`, the extra system prompt its `addendum`, bootstrap files its
 // `project_context`) or which tools exist (the caller passes their names).
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -53,27 +54,44 @@ export function trimBootstrapContent(
   return { content: rendered.slice(0, maxChars), truncated: true };
 }
 
-/** Reads the bootstrap files of a workspace with the injection rules applied. */
+/**
+ * Reads the bootstrap files of a workspace with the injection rules applied. Most workspaces lack most of
+ * the files: a missing one is found with a synchronous `existsSync` (a stat, no exception built), and the
+ * files that exist are read concurrently, so a first turn costs one file-system round trip, not five.
+ */
 export async function loadBootstrapFiles(
   workspaceDir: string,
   options: { maxChars: number; mode: "full" | "minimal" },
 ): Promise<BootstrapFile[]> {
   const names = options.mode === "minimal" ? MINIMAL_BOOTSTRAP_FILE_NAMES : BOOTSTRAP_FILE_NAMES;
+  const contents = await Promise.all(
+    names.map((name) => {
+      const path = join(workspaceDir, name);
+      return existsSync(path) ? readIfPresent(path) : undefined;
+    }),
+  );
   const files: BootstrapFile[] = [];
-  for (const name of names) {
+  names.forEach((name, index) => {
     const path = join(workspaceDir, name);
-    let raw: string;
-    try {
-      raw = await readFile(path, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    const raw = contents[index];
+    if (raw === undefined) {
       files.push({ path, content: `[MISSING] Expected at: ${path}` });
-      continue;
+      return;
     }
-    if (raw.trim() === "") continue;
+    if (raw.trim() === "") return;
     files.push({ path, content: trimBootstrapContent(raw, name, options.maxChars).content });
-  }
+  });
   return files;
+}
+
+/** The file's text; undefined when it vanished since it was seen. Other read errors propagate. */
+async function readIfPresent(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
 }
 
 /** What the first turn recorded, or undefined when the branch has no record. */

@@ -9,6 +9,7 @@ import type { ToolPolicy } from "@agent-kernel/tool-policy";
 import type { ImageContent } from "@earendil-works/pi-ai";
 import type { ReasoningMode, ReplyPayload, ReplyStreamOptions } from "../streaming/index.ts";
 import type { ModelRuntimePool } from "./model-runtimes.ts";
+import type { RunEventStorage } from "./run-event-storage.ts";
 
 /** The streams of the one event envelope (DESIGN §3). */
 export type AgentEventStream = "lifecycle" | "assistant" | "tool" | "compaction" | "error";
@@ -84,6 +85,12 @@ export interface TurnContext {
   readonly transientRetryDelayMs?: number;
   /** Retries on the same model and profile for a rate limit before rotating. Default 1. */
   readonly rateLimitRetries?: number;
+  /**
+   * How the run's events are stored at the end of the turn (run-event-storage.ts): `every-event` (default)
+   * one row per event, `coalesce-deltas` one row per streamed text or thinking block. `TurnResult.events`
+   * and `onAgentEvent` always get every event.
+   */
+  readonly runEventStorage?: RunEventStorage;
   readonly now?: () => number;
 }
 
