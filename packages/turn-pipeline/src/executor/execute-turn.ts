@@ -568,7 +568,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   // The events and the final status in one write (one transaction on SQLite); see run-event-storage.ts for
   // what is stored of the events.
   await store.runs.finish(runId, {
-    events: toStoredRunEvents(log.events, context.runEventStorage ?? "every-event"),
+    events: toStoredRunEvents(log.events, context.runEventStorage ?? "coalesce-deltas"),
     status: STATUS_TO_RUN[status],
     endedAt: now(),
     ...(lastAttempt ? { provider: lastAttempt.provider, model: lastAttempt.model } : {}),

@@ -83,12 +83,14 @@ export interface TurnContext {
   readonly stallTimeoutMs?: number;
   /** Waits before the transient-HTTP retry of the whole chain (ms). Default 2500 (OpenClaw). */
   readonly transientRetryDelayMs?: number;
-  /** Retries on the same model and profile for a rate limit before rotating. Default 1. */
+  /** Retries on the same model and profile for a rate limit before rotating. Default 0: rotate at once. */
   readonly rateLimitRetries?: number;
   /**
-   * How the run's events are stored at the end of the turn (run-event-storage.ts): `every-event` (default)
-   * one row per event, `coalesce-deltas` one row per streamed text or thinking block. `TurnResult.events`
-   * and `onAgentEvent` always get every event.
+   * How the run's events are stored at the end of the turn (run-event-storage.ts): `coalesce-deltas`
+   * (default) one row per streamed text or thinking block — a long reply streamed in tiny deltas would
+   * otherwise store one row per delta — or `every-event`, one row per event. `TurnResult.events` and
+   * `onAgentEvent` always get every event, with their own sequence numbers; stored rows keep those numbers,
+   * so coalesced storage has gaps.
    */
   readonly runEventStorage?: RunEventStorage;
   readonly now?: () => number;

@@ -13,7 +13,7 @@ import {
 } from "@agent-kernel/fake-llm";
 import type { TranscriptEntry } from "@agent-kernel/session-store";
 import { afterEach, describe, expect, it } from "vitest";
-import { executeTurn } from "../../src/executor/index.ts";
+import { executeTurn, toStoredRunEvents } from "../../src/executor/index.ts";
 import type { TurnResult } from "../../src/executor/types.ts";
 import { AGENT, createHarness, type Harness } from "./harness.ts";
 import { PROVIDER_OF, wireConfig } from "./wire-config.ts";
@@ -62,7 +62,11 @@ async function expectNothingLost(h: Harness, sessionId: string, prompt: string, 
   expect(run?.endedAt).toBeTypeOf("number");
   if (result.status !== "ok") expect(run?.errorReason).toBe(result.reason);
   const events = await h.store.runs.events(result.runId);
-  expect(events.map((event) => event.seq)).toEqual(result.events.map((event) => event.seq));
+  // Stored rows are the returned events with each streamed block's deltas coalesced into one row.
+  expect(events.map((event) => event.seq)).toEqual(
+    toStoredRunEvents(result.events, "coalesce-deltas").map((event) => event.seq),
+  );
+  expect(events.length).toBeGreaterThan(0);
   expect(result.events.map((event) => event.seq)).toEqual(result.events.map((_, index) => index + 1));
 }
 
