@@ -1,6 +1,41 @@
 // @agent-kernel/kernel: the one canonical path to prepare and run an agent turn — prepareSession,
 // executeTurn, run registry, per-session lanes and a global cap, lifecycle events, TurnOutcome, delivery sinks.
 export {
+  type DoctorReport,
+  findSession,
+  type ImportReport,
+  type IntegrityProblem,
+  interpretRunEvents,
+  type KernelStore,
+  listRuns,
+  listSessions,
+  openKernelStore,
+  type RecordedAssistantMessage,
+  type RecordedAttempt,
+  type RecordedToolCall,
+  type RunEvent,
+  type RunRecord,
+  type RunReport,
+  runDoctor,
+  type SchemaInfo,
+  type SessionDetails,
+  type SessionMeta,
+  type SessionRecord,
+  type SessionSummary,
+  showRun,
+  showSession,
+} from "./admin.ts";
+export {
+  COMMAND_CHANNEL,
+  CommandSessionError,
+  type CommandSessionDeps,
+  type CommandSessionFlags,
+  type CommandSessionSettings,
+  parseThinkingFlag,
+  persistCommandSettings,
+  resolveCommandSession,
+} from "./command-session.ts";
+export {
   createKernel,
   type ExecutorSettings,
   Kernel,
@@ -17,6 +52,14 @@ export {
   prepareSession,
   sessionFingerprint,
 } from "./prepare.ts";
+export { type TurnOutcomeJson, turnOutcomeJsonSchema } from "./outcome-schema.ts";
+export {
+  type ReplayOptions,
+  type ReplayReport,
+  type ReplaySide,
+  ReplayUnavailableError,
+  replayRun,
+} from "./replay.ts";
 export {
   type ActiveRun,
   DuplicateRunError,
