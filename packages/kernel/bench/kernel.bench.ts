@@ -1,30 +1,92 @@
 // What the kernel adds to a turn: 200 sessions × 5 turns with pi's faux provider (no network, no model
-// latency), through the real executor. Baseline: turn-pipeline's `executeTurn` called directly with the same
-// prepared contexts, each session's turns one after another, all sessions at once. Kernel: every one of the
-// 1000 turns handed to `kernel.prepareSession` + `kernel.executeTurn` at once (lanes order them per session,
-// the default cap max(8, 4 × CPUs) bounds how many run). Besides the table, it prints the kernel's
-// own overhead per turn (executeTurn wall time − lane/cap wait − executor time), p50 and p99.
+// latency), through the real executor and a real SQLite store.
+//
+// Throughput (the tables): the baseline is turn-pipeline's `executeTurn` called directly with the same
+// prepared contexts, each session's turns one after another, all sessions at once. The kernel cases hand all
+// 1000 turns to `kernel.prepareSession` + `kernel.executeTurn` at once; lanes order them per session. "cap
+// 200" lets as many turns run as the baseline does (so the ratio is the kernel's cost); "default cap" uses the
+// real default max(8, 4 × CPUs), which also measures what the cap does to throughput with a zero-latency model.
+// A second suite runs turns one at a time (no concurrency at all).
+//
+// Kernel overhead per turn (printed under the tables), two figures:
+// - kernel's own work (`timings.kernelMs`, the target figure): `performance.now()` spans around the
+//   kernel's synchronous segments — validation, prepareSession (cache hit or miss), lane and registry
+//   bookkeeping, the decisions' run-record write, the session-metadata update, the outcome — and around its
+//   store calls up to the moment each returns its promise (better-sqlite3 runs the statement inside that
+//   call). Every await on the lane, the executor or the store is outside the spans, so work other turns do
+//   while this one waits is not charged to it. Not seen: the asynchronous remainder of a Kysely-backed store
+//   call (the session write runs after Kysely's connection lock).
+// - wall-clock difference (`timings.overheadMs`): executeTurn wall − lane/cap wait − executor time. With
+//   hundreds of turns in flight on 2 cores it also counts other turns' work done while this one awaited, so
+//   it overstates the kernel's cost under concurrency; it excludes prepareSession.
+// The one-at-a-time suite is the cross-check: with no other turn to interleave, its wall-clock difference
+// (plus prepareSession's wall time) is the kernel's whole cost, Kysely's asynchronous remainder included.
+import { performance } from "node:perf_hooks";
 import { defineSuite, median } from "@agent-kernel/bench";
 import { executeTurn, ModelRuntimePool, type TurnContext } from "@agent-kernel/turn-pipeline";
+import type { KernelOptions, PreparedSession, TurnOutcome } from "../src/index.ts";
 import { createKernelHarness, type KernelHarness } from "../test/harness.ts";
 
 const SESSIONS = 200;
 const TURNS = 5;
 const ITERATIONS = 3;
 const WARMUP = 1;
+/** The one-at-a-time suite: fewer sessions, same turns per session. */
+const SERIAL_SESSIONS = 40;
 
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-const overheads: number[] = [];
-const executorShares: number[] = [];
-let kernelRounds = 0;
+function describe(values: readonly number[]): string {
+  const max = values.reduce((a, b) => Math.max(a, b), 0);
+  return `p50 ${percentile(values, 50).toFixed(3)} ms, p99 ${percentile(values, 99).toFixed(3)} ms, max ${max.toFixed(3)} ms`;
+}
 
-async function harness(): Promise<KernelHarness> {
+/** Per-turn figures of the timed iterations of one kernel case. */
+class TurnFigures {
+  readonly kernel: number[] = [];
+  readonly wallDifference: number[] = [];
+  readonly wallPrepare: number[] = [];
+  readonly executor: number[] = [];
+  readonly phases = new Map<string, number[]>();
+  readonly cache = { hit: 0, miss: 0, none: 0 };
+  rounds = 0;
+
+  add(outcome: TurnOutcome, prepareWallMs: number): void {
+    if (outcome.status !== "ok") throw new Error(`kernel turn failed: ${outcome.result.errorMessage}`);
+    const timings = outcome.timings;
+    this.kernel.push(timings.kernelMs);
+    this.wallDifference.push(timings.overheadMs);
+    this.wallPrepare.push(prepareWallMs + timings.overheadMs);
+    this.executor.push(timings.executorMs);
+    this.cache[timings.phases.prepareCache] += 1;
+    for (const [phase, ms] of Object.entries(timings.phases)) {
+      if (typeof ms !== "number") continue;
+      const list = this.phases.get(phase) ?? [];
+      list.push(ms);
+      this.phases.set(phase, list);
+    }
+  }
+
+  report(title: string): string {
+    return [
+      `${title}, over ${this.kernel.length} turns (prepareSession: ${this.cache.hit} cache hits, ${this.cache.miss} misses):`,
+      `  kernel's own work (timings.kernelMs, incl. prepareSession):  ${describe(this.kernel)}`,
+      ...[...this.phases].map(([phase, values]) => `    ${phase.padEnd(16)} ${describe(values)}`),
+      `  wall-clock difference (timings.overheadMs = executeTurn wall − queue wait − executor; counts other turns' work): ${describe(this.wallDifference)}`,
+      `  same + prepareSession wall time: ${describe(this.wallPrepare)}`,
+      `  executor time per turn: median ${median(this.executor).toFixed(3)} ms`,
+      "",
+    ].join("\n");
+  }
+}
+
+async function harness(kernel: Partial<KernelOptions> = {}): Promise<KernelHarness> {
   const h = await createKernelHarness({
     config: { agents: { defaults: { skipBootstrap: true } } },
+    kernel,
   });
   h.model.otherwise(() => ({
     role: "assistant",
@@ -46,91 +108,141 @@ async function harness(): Promise<KernelHarness> {
   return h;
 }
 
-const sessionKeys = Array.from({ length: SESSIONS }, (_, index) => `bench-${index}`);
+function sessionKeys(count: number): string[] {
+  return Array.from({ length: count }, (_, index) => `bench-${index}`);
+}
 
-export default defineSuite({
-  name: `${SESSIONS} sessions × ${TURNS} turns, pi faux provider`,
-  baseline: "executor directly (per session sequential)",
-  iterations: ITERATIONS,
-  warmup: WARMUP,
-  itemsPerIteration: SESSIONS * TURNS,
-  cases: [
-    {
-      name: "executor directly (per session sequential)",
-      before: async () => {
-        const h = await harness();
-        const models = new ModelRuntimePool({ config: h.config, nativeProviders: [h.faux.provider] });
-        const contexts: TurnContext[] = [];
-        for (const sessionKey of sessionKeys) {
-          const prepared = await h.kernel.prepareSession({ sessionKey });
-          const runtime = prepared.runtimeContext;
-          contexts.push({
-            config: prepared.config,
-            store: h.store,
-            runtime,
-            toolPolicy: prepared.toolPolicy,
-            models,
-            agentId: runtime.agentId.value,
-            sessionKey: runtime.sessionKey.value,
-            sessionId: prepared.transcript.sessionId,
-            workspaceDir: runtime.workspaceDir.value,
-            transientRetryDelayMs: 0,
-          });
-        }
-        return { h, contexts };
-      },
-      run: async ({ contexts }: { contexts: TurnContext[] }) => {
-        await Promise.all(
-          contexts.map(async (context) => {
-            for (let turn = 0; turn < TURNS; turn++) {
-              const result = await executeTurn(context, {
-                prompt: `turn ${turn}`,
-                timeoutMs: 0,
-                entryPoint: "bench",
-              });
-              if (result.status !== "ok") throw new Error(`baseline turn failed: ${result.errorMessage}`);
-            }
-          }),
-        );
-      },
-      after: ({ h }: { h: KernelHarness }) => h.close(),
+/** The baseline's contexts: the kernel's preparations turned into executor contexts by hand. */
+async function executorContexts(count: number): Promise<{ h: KernelHarness; contexts: TurnContext[] }> {
+  const h = await harness();
+  const models = new ModelRuntimePool({ config: h.config, nativeProviders: [h.faux.provider] });
+  const contexts: TurnContext[] = [];
+  for (const sessionKey of sessionKeys(count)) {
+    const prepared = await h.kernel.prepareSession({ sessionKey });
+    const runtime = prepared.runtimeContext;
+    contexts.push({
+      config: prepared.config,
+      store: h.store,
+      runtime,
+      toolPolicy: prepared.toolPolicy,
+      models,
+      agentId: runtime.agentId.value,
+      sessionKey: runtime.sessionKey.value,
+      sessionId: prepared.transcript.sessionId,
+      workspaceDir: runtime.workspaceDir.value,
+      transientRetryDelayMs: 0,
+    });
+  }
+  return { h, contexts };
+}
+
+async function executorTurn(context: TurnContext, turn: number): Promise<void> {
+  const result = await executeTurn(context, { prompt: `turn ${turn}`, timeoutMs: 0, entryPoint: "bench" });
+  if (result.status !== "ok") throw new Error(`baseline turn failed: ${result.errorMessage}`);
+}
+
+/** One kernel turn, as an entry point does it: prepare (cached after the first), then execute. */
+async function kernelTurn(
+  h: KernelHarness,
+  sessionKey: string,
+  turn: number,
+): Promise<{ outcome: TurnOutcome; prepareWallMs: number }> {
+  const prepareStarted = performance.now();
+  const prepared: PreparedSession = await h.kernel.prepareSession({
+    sessionKey,
+    runOptions: { entryPoint: "bench" },
+  });
+  const prepareWallMs = performance.now() - prepareStarted;
+  const outcome = await h.kernel.executeTurn(prepared, { prompt: `turn ${turn}`, timeoutMs: 0 });
+  return { outcome, prepareWallMs };
+}
+
+function concurrentKernelCase(name: string, kernel: Partial<KernelOptions>) {
+  const figures = new TurnFigures();
+  return {
+    name,
+    before: () => harness(kernel),
+    run: async (h: KernelHarness) => {
+      const turns = await Promise.all(
+        sessionKeys(SESSIONS).flatMap((sessionKey) =>
+          Array.from({ length: TURNS }, (_, turn) => kernelTurn(h, sessionKey, turn)),
+        ),
+      );
+      figures.rounds += 1;
+      if (figures.rounds <= WARMUP) return;
+      for (const { outcome, prepareWallMs } of turns) figures.add(outcome, prepareWallMs);
     },
-    {
-      name: "kernel: prepareSession + executeTurn, all at once",
-      before: harness,
-      run: async (h: KernelHarness) => {
-        const outcomes = await Promise.all(
-          sessionKeys.flatMap((sessionKey) =>
-            Array.from({ length: TURNS }, async (_, turn) => {
-              const prepared = await h.kernel.prepareSession({
-                sessionKey,
-                runOptions: { entryPoint: "bench" },
-              });
-              return h.kernel.executeTurn(prepared, { prompt: `turn ${turn}`, timeoutMs: 0 });
+    after: async (h: KernelHarness) => {
+      await h.close();
+      if (figures.rounds === WARMUP + ITERATIONS) console.log(figures.report(name));
+    },
+  };
+}
+
+const serialFigures = new TurnFigures();
+
+export default [
+  defineSuite({
+    name: `${SESSIONS} sessions × ${TURNS} turns at once, pi faux provider`,
+    baseline: "executor directly (per session sequential)",
+    iterations: ITERATIONS,
+    warmup: WARMUP,
+    itemsPerIteration: SESSIONS * TURNS,
+    cases: [
+      {
+        name: "executor directly (per session sequential)",
+        before: () => executorContexts(SESSIONS),
+        run: async ({ contexts }: { contexts: TurnContext[] }) => {
+          await Promise.all(
+            contexts.map(async (context) => {
+              for (let turn = 0; turn < TURNS; turn++) await executorTurn(context, turn);
             }),
-          ),
-        );
-        kernelRounds += 1;
-        if (kernelRounds <= WARMUP) return;
-        for (const outcome of outcomes) {
-          if (outcome.status !== "ok") throw new Error(`kernel turn failed: ${outcome.result.errorMessage}`);
-          overheads.push(outcome.timings.overheadMs);
-          executorShares.push(outcome.timings.executorMs);
-        }
-      },
-      after: async (h: KernelHarness) => {
-        await h.close();
-        if (kernelRounds === WARMUP + ITERATIONS) {
-          console.log(
-            [
-              `kernel overhead per turn over ${overheads.length} turns (executeTurn wall − queue wait − executor):`,
-              `  p50 ${percentile(overheads, 50).toFixed(3)} ms, p99 ${percentile(overheads, 99).toFixed(3)} ms, max ${Math.max(...overheads).toFixed(3)} ms`,
-              `  executor time per turn: median ${median(executorShares).toFixed(3)} ms`,
-              "",
-            ].join("\n"),
           );
-        }
+        },
+        after: ({ h }: { h: KernelHarness }) => h.close(),
       },
-    },
-  ],
-});
+      concurrentKernelCase(`kernel, cap ${SESSIONS} (as many at once as the baseline)`, {
+        maxConcurrent: SESSIONS,
+      }),
+      concurrentKernelCase("kernel, default cap max(8, 4 × CPUs)", {}),
+    ],
+  }),
+  defineSuite({
+    name: `${SERIAL_SESSIONS} sessions × ${TURNS} turns one at a time, pi faux provider`,
+    baseline: "executor directly, one turn at a time",
+    iterations: ITERATIONS,
+    warmup: WARMUP,
+    itemsPerIteration: SERIAL_SESSIONS * TURNS,
+    cases: [
+      {
+        name: "executor directly, one turn at a time",
+        before: () => executorContexts(SERIAL_SESSIONS),
+        run: async ({ contexts }: { contexts: TurnContext[] }) => {
+          for (const context of contexts) {
+            for (let turn = 0; turn < TURNS; turn++) await executorTurn(context, turn);
+          }
+        },
+        after: ({ h }: { h: KernelHarness }) => h.close(),
+      },
+      {
+        name: "kernel, one turn at a time",
+        before: () => harness(),
+        run: async (h: KernelHarness) => {
+          serialFigures.rounds += 1;
+          for (const sessionKey of sessionKeys(SERIAL_SESSIONS)) {
+            for (let turn = 0; turn < TURNS; turn++) {
+              const { outcome, prepareWallMs } = await kernelTurn(h, sessionKey, turn);
+              if (serialFigures.rounds > WARMUP) serialFigures.add(outcome, prepareWallMs);
+            }
+          }
+        },
+        after: async (h: KernelHarness) => {
+          await h.close();
+          if (serialFigures.rounds === WARMUP + ITERATIONS) {
+            console.log(serialFigures.report("kernel, one turn at a time (no other turn to interleave)"));
+          }
+        },
+      },
+    ],
+  }),
+];

@@ -1,14 +1,23 @@
 // The kernel: the one path from an entry point to a turn. Owns: `prepareSession` with its prewarm cache,
 // `executeTurn` — a run registered, queued in its session lane and under the global cap, the executor called
-// with the prepared context (it creates the run record), the decisions made for the run stored as its event 0,
-// the session metadata updated once, the outcome normalised and handed to the delivery sink — plus aborting, waiting and the one
-// event stream (run-registry.ts). Does not own: the rules of resolution (prepare.ts and the packages below),
+// with the prepared context (it creates the run record), the decisions made for the run stored as its event 0
+// (in the executor's finishing transaction), the session metadata updated once, the outcome normalised with
+// the kernel's own work per phase in its timings and handed to the delivery sink — plus aborting, waiting
+// and the one event stream (run-registry.ts). Does not own: the rules of resolution (prepare.ts and the packages below),
 // the turn itself (turn-pipeline's executor), or delivery (entry points, through `DeliverySink`).
 import { randomUUID } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { defaultMaxConcurrent, type KernelConfig } from "@agent-kernel/config";
-import type { SessionRecord, SessionStore } from "@agent-kernel/session-store";
+import { loadProfileUsage, type ProfileUsageStats } from "@agent-kernel/runtime-resolver";
+import type {
+  FinishRunInput,
+  RunEvent,
+  RunRecord,
+  RunsApi,
+  SessionRecord,
+  SessionStore,
+} from "@agent-kernel/session-store";
 import { formatToolDecision, resolveToolPolicy } from "@agent-kernel/tool-policy";
 import {
   executeTurn as executeTurnInPi,
@@ -22,6 +31,7 @@ import {
 import type { Provider } from "@earendil-works/pi-ai";
 import { LaneScheduler, type LaneStats, LaneWaitAbortedError } from "./lanes.ts";
 import {
+  type AuthUsageReader,
   configFingerprint,
   hashOf,
   inputFingerprint,
@@ -35,6 +45,7 @@ import { type ActiveRun, type EventListener, RunRegistry } from "./run-registry.
 import { updateSessionAfterRun } from "./session-update.ts";
 import type {
   AgentEventPayload,
+  KernelPhaseTimings,
   PreparedSession,
   RunDecisions,
   SessionKernelInput,
@@ -77,6 +88,64 @@ interface PrewarmEntry {
   readonly prepared: PreparedSession;
 }
 
+type MeasuredPhase = "validateMs" | "bookkeepingMs" | "runRecordMs" | "sessionUpdateMs" | "outcomeMs";
+
+/** What one `prepareSession` call cost, waiting for the `executeTurn` of the same preparation. */
+interface PrepareWork {
+  readonly ms: number;
+  readonly cache: "hit" | "miss";
+}
+
+/** Unconsumed `prepareSession` costs kept per preparation (a caller may prepare without running). */
+const PREPARE_WORK_LIMIT = 16;
+
+/**
+ * The kernel's own work on one turn, per phase (see `KernelPhaseTimings`): a phase is timed from `enter`
+ * until the next `enter` or `pause`; the kernel pauses right before every await that is not its own work
+ * (the lane, the executor, a store call's promise), so time other turns use meanwhile is never charged here.
+ */
+class PhaseClock {
+  readonly phases: { -readonly [K in keyof KernelPhaseTimings]: KernelPhaseTimings[K] } = {
+    prepareMs: 0,
+    prepareCache: "none",
+    validateMs: 0,
+    bookkeepingMs: 0,
+    runRecordMs: 0,
+    sessionUpdateMs: 0,
+    outcomeMs: 0,
+  };
+  #phase: MeasuredPhase | undefined;
+  #since = 0;
+
+  constructor(first: MeasuredPhase) {
+    this.#phase = first;
+    this.#since = performance.now();
+  }
+
+  enter(phase: MeasuredPhase): void {
+    const now = performance.now();
+    if (this.#phase !== undefined) this.phases[this.#phase] += now - this.#since;
+    this.#phase = phase;
+    this.#since = now;
+  }
+
+  pause(): void {
+    if (this.#phase === undefined) return;
+    this.phases[this.#phase] += performance.now() - this.#since;
+    this.#phase = undefined;
+  }
+
+  /** A span timed elsewhere (the event fan-out, which runs inside the executor's time). */
+  add(phase: MeasuredPhase, ms: number): void {
+    this.phases[phase] += ms;
+  }
+
+  get totalMs(): number {
+    const p = this.phases;
+    return p.prepareMs + p.validateMs + p.bookkeepingMs + p.runRecordMs + p.sessionUpdateMs + p.outcomeMs;
+  }
+}
+
 const EMPTY_USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, costUsd: 0 } as const;
 
 function errorText(error: unknown): string {
@@ -112,6 +181,43 @@ function runtimeRecord(prepared: PreparedSession): Record<string, unknown> {
   };
 }
 
+/** Methods of `target` bound to it, made once each (a view forwards to the real object's private state). */
+function forwarding<T extends object>(target: T, override: (property: string | symbol) => unknown): T {
+  const bound = new Map<string | symbol, unknown>();
+  return new Proxy(target, {
+    get(object, property) {
+      const replaced = override(property);
+      if (replaced !== undefined) return replaced;
+      const value: unknown = Reflect.get(object, property, object);
+      if (typeof value !== "function") return value;
+      let method = bound.get(property);
+      if (method === undefined) {
+        method = value.bind(object);
+        bound.set(property, method);
+      }
+      return method;
+    },
+  });
+}
+
+/**
+ * The store as the executor sees it: the same store, except that `runs.finish` of a run with pending
+ * decisions also stores them as its event 0 — in the executor's one finishing transaction instead of a
+ * transaction of their own. The decisions stay pending when that finish fails; the kernel then writes them.
+ */
+function storeWithDecisionsOnFinish(store: SessionStore, pending: Map<string, RunEvent>): SessionStore {
+  const runs = store.runs;
+  const finish: RunsApi["finish"] = async (runId: string, input: FinishRunInput): Promise<RunRecord> => {
+    const decisions = pending.get(runId);
+    if (decisions === undefined) return runs.finish(runId, input);
+    const finished = await runs.finish(runId, { ...input, events: [decisions, ...(input.events ?? [])] });
+    pending.delete(runId);
+    return finished;
+  };
+  const runsView = forwarding(runs, (property) => (property === "finish" ? finish : undefined));
+  return forwarding(store, (property) => (property === "runs" ? runsView : undefined));
+}
+
 export class Kernel {
   readonly #options: KernelOptions;
   readonly #store: SessionStore;
@@ -122,7 +228,23 @@ export class Kernel {
   readonly #prewarm = new Map<string, PrewarmEntry>();
   readonly #prewarmLimit: number;
   /** Preparations under way, so concurrent first turns of one session resolve it once. */
-  readonly #inflight = new Map<string, Promise<{ prepared: PreparedSession; row: SessionRecord }>>();
+  readonly #inflight = new Map<
+    string,
+    Promise<{ prepared: PreparedSession; row: SessionRecord; workMs: number }>
+  >();
+  readonly #prepareWork = new WeakMap<PreparedSession, PrepareWork[]>();
+  /** Auth-usage reads under way per agent: concurrent preparations share one (see `#readAuthUsage`). */
+  readonly #authReads = new Map<string, Promise<Readonly<Record<string, ProfileUsageStats>>>>();
+  readonly #readAuthUsage: AuthUsageReader;
+  /** Decisions (event 0) waiting for their run's finish; see `storeWithDecisionsOnFinish`. */
+  readonly #pendingDecisions = new Map<string, RunEvent>();
+  readonly #executorStore: SessionStore;
+  #sessionWrites: Promise<void> = Promise.resolve();
+  /** Per preparation: what every one of its turns records alike (the runtime record, the tool lines). */
+  readonly #recorded = new WeakMap<
+    PreparedSession,
+    { runtime: Record<string, unknown>; toolLines: readonly string[] }
+  >();
   #hits = 0;
   #misses = 0;
 
@@ -138,6 +260,20 @@ export class Kernel {
     this.#prewarmLimit =
       options.prewarm === false ? 0 : typeof options.prewarm === "object" ? options.prewarm.maxEntries : 1000;
     if (options.models) this.#pools.set(options.config, options.models);
+    this.#executorStore = storeWithDecisionsOnFinish(this.#store, this.#pendingDecisions);
+    // A read that is under way answers every preparation that starts meanwhile: with hundreds of turns
+    // arriving at once they would otherwise queue hundreds of identical reads (one Kysely connection).
+    // The answer is never older than the moment the first of them asked; by the time a queued turn runs
+    // it is older than that anyway, and the executor reads the usage again when it picks a profile.
+    this.#readAuthUsage = (agentId, now) => {
+      const underWay = this.#authReads.get(agentId);
+      if (underWay !== undefined) return underWay;
+      const read = loadProfileUsage(this.#store.auth, agentId, now);
+      this.#authReads.set(agentId, read);
+      const done = () => this.#authReads.delete(agentId);
+      void read.then(done, done);
+      return read;
+    };
   }
 
   #now(): number {
@@ -159,12 +295,20 @@ export class Kernel {
    * auth-profile state are unchanged (and, without a caller's sessionId, while the session is not stale).
    */
   async prepareSession(raw: SessionKernelInput): Promise<PreparedSession> {
+    // Own work only (see `KernelPhaseTimings`): the clock stops before each await on the store.
+    let since = performance.now();
     const input = validateSessionInput(raw);
     const config = input.config ?? this.#options.config;
     const now = this.#now();
-    const snapshot = await readSessionSnapshot(input, config, this.#options, now);
+    const reading = readSessionSnapshot(input, config, this.#options, now, this.#readAuthUsage);
+    let workMs = performance.now() - since;
+    const snapshot = await reading;
+    since = performance.now();
     if (this.#prewarmLimit === 0) {
-      return (await resolvePreparedSession(input, config, snapshot, this.#options, now)).prepared;
+      const resolving = resolvePreparedSession(input, config, snapshot, this.#options, now);
+      workMs += performance.now() - since;
+      const resolved = await resolving;
+      return this.#noted(resolved.prepared, workMs + resolved.workMs, "miss");
     }
     const key = `${snapshot.agentId}\u0000${snapshot.sessionKey}\u0000${inputFingerprint(input)}`;
     const configHash = configFingerprint(config);
@@ -182,26 +326,47 @@ export class Kernel {
       // Refresh its place in the LRU order.
       this.#prewarm.delete(key);
       this.#prewarm.set(key, cached);
-      return cached.prepared;
+      return this.#noted(cached.prepared, workMs + performance.now() - since, "hit");
     }
     this.#misses += 1;
     const inflightKey = `${key}\u0000${configHash}`;
     let pending = this.#inflight.get(inflightKey);
+    // Whoever starts the resolution is charged for it; a concurrent first turn only waits for it.
+    let startedHere = false;
     if (pending === undefined) {
+      workMs += performance.now() - since;
       pending = resolvePreparedSession(input, config, snapshot, this.#options, now);
+      since = performance.now();
+      startedHere = true;
       this.#inflight.set(inflightKey, pending);
       void pending.then(
         () => this.#inflight.delete(inflightKey),
         () => this.#inflight.delete(inflightKey),
       );
     }
-    const { prepared, row } = await pending;
+    workMs += performance.now() - since;
+    const resolved = await pending;
+    since = performance.now();
+    const { prepared, row } = resolved;
     this.#prewarm.delete(key);
     this.#prewarm.set(key, { configHash, authHash, sessionHash: sessionFingerprint(row, input), prepared });
     if (this.#prewarm.size > this.#prewarmLimit) {
       const oldest = this.#prewarm.keys().next().value;
       if (oldest !== undefined) this.#prewarm.delete(oldest);
     }
+    workMs += performance.now() - since + (startedHere ? resolved.workMs : 0);
+    return this.#noted(prepared, workMs, "miss");
+  }
+
+  /** Keeps what this `prepareSession` call cost for the next `executeTurn` of `prepared`. */
+  #noted(prepared: PreparedSession, ms: number, cache: PrepareWork["cache"]): PreparedSession {
+    let queue = this.#prepareWork.get(prepared);
+    if (queue === undefined) {
+      queue = [];
+      this.#prepareWork.set(prepared, queue);
+    }
+    queue.push({ ms, cache });
+    if (queue.length > PREPARE_WORK_LIMIT) queue.shift();
     return prepared;
   }
 
@@ -242,7 +407,14 @@ export class Kernel {
    * `KernelInputError`, and a store failure throws.
    */
   async executeTurn(prepared: PreparedSession, raw: TurnInput): Promise<TurnOutcome> {
+    const clock = new PhaseClock("validateMs");
     const turn = validateTurnInput(raw);
+    clock.enter("bookkeepingMs");
+    const prepareWork = this.#prepareWork.get(prepared)?.shift();
+    if (prepareWork !== undefined) {
+      clock.phases.prepareMs = prepareWork.ms;
+      clock.phases.prepareCache = prepareWork.cache;
+    }
     const started = performance.now();
     const runtime = prepared.runtimeContext;
     const runId = turn.runId ?? randomUUID();
@@ -259,21 +431,41 @@ export class Kernel {
     if (turn.signal?.aborted) onCallerAbort();
     turn.signal?.addEventListener("abort", onCallerAbort, { once: true });
     try {
-      const outcome = await this.#lanes
-        .run(sessionKey, () => this.#runAdmitted(prepared, turn, runId, signal, started), signal)
+      const running = this.#lanes
+        .run(sessionKey, () => this.#runAdmitted(prepared, turn, runId, signal, started, clock), signal)
         .catch((error: unknown) => {
           if (error instanceof LaneWaitAbortedError)
-            return this.#abortedWhileQueued(prepared, turn, runId, started);
+            return this.#abortedWhileQueued(prepared, turn, runId, started, clock);
           throw error;
         });
+      clock.pause();
+      const outcome = await running;
+      clock.enter("outcomeMs");
       this.#registry.settle(runId, outcome);
+      turn.signal?.removeEventListener("abort", onCallerAbort);
+      clock.pause();
+      // The outcome's timings are final here (the phases object is this clock's; waiters read it later).
+      (outcome.timings as { kernelMs: number }).kernelMs = clock.totalMs;
       return outcome;
     } catch (error) {
       this.#registry.fail(runId, error);
-      throw error;
-    } finally {
       turn.signal?.removeEventListener("abort", onCallerAbort);
+      throw error;
     }
+  }
+
+  /**
+   * Runs the kernel's session-metadata writes one after another. The store writes sessions through Kysely,
+   * whose SQLite connection lock wakes every waiter on each release: hundreds of turns ending at once would
+   * make that quadratic (measured: 2.5 s per 1000 concurrent turns). Waiting here costs one wake-up each.
+   */
+  #oneSessionWriteAtATime<T>(write: () => Promise<T>): Promise<T> {
+    const written = this.#sessionWrites.then(write);
+    this.#sessionWrites = written.then(
+      () => undefined,
+      () => undefined,
+    );
+    return written;
   }
 
   #poolFor(config: KernelConfig): ModelRuntimePool {
@@ -288,12 +480,25 @@ export class Kernel {
     return pool;
   }
 
+  /** What every turn of `prepared` records alike, made once per preparation (it is immutable). */
+  #recordedFor(prepared: PreparedSession) {
+    let recorded = this.#recorded.get(prepared);
+    if (recorded === undefined) {
+      recorded = {
+        runtime: runtimeRecord(prepared),
+        toolLines: prepared.toolDecisions.map(formatToolDecision),
+      };
+      this.#recorded.set(prepared, recorded);
+    }
+    return recorded;
+  }
+
   #decisions(prepared: PreparedSession, queuedMs: number, toolLines: readonly string[]): RunDecisions {
     return {
       phase: "prepared",
       entryPoint: prepared.defaults.entryPoint,
       queuedMs: Math.round(queuedMs * 1000) / 1000,
-      runtime: runtimeRecord(prepared),
+      runtime: this.#recordedFor(prepared).runtime,
       toolPolicy: toolLines,
       defaults: prepared.defaults,
     };
@@ -303,11 +508,11 @@ export class Kernel {
   #policyFor(prepared: PreparedSession, turn: TurnInput) {
     const sender = prepared.session.messageContext?.senderId;
     if (turn.ownerNumbers === undefined || sender === undefined) {
-      return { policy: prepared.toolPolicy, lines: prepared.toolDecisions.map(formatToolDecision) };
+      return { policy: prepared.toolPolicy, lines: this.#recordedFor(prepared).toolLines };
     }
     const isOwner = turn.ownerNumbers.includes(sender);
     if (prepared.toolPolicyContext.senderIsOwner === isOwner) {
-      return { policy: prepared.toolPolicy, lines: prepared.toolDecisions.map(formatToolDecision) };
+      return { policy: prepared.toolPolicy, lines: this.#recordedFor(prepared).toolLines };
     }
     const policy = resolveToolPolicy(prepared.config, {
       ...prepared.toolPolicyContext,
@@ -344,8 +549,10 @@ export class Kernel {
     runId: string,
     signal: AbortSignal,
     started: number,
+    clock: PhaseClock,
   ): Promise<TurnOutcome> {
     const admitted = performance.now();
+    clock.enter("bookkeepingMs");
     this.#registry.markRunning(runId, this.#now());
     const runtime = prepared.runtimeContext;
     const { policy, lines } = this.#policyFor(prepared, turn);
@@ -361,11 +568,14 @@ export class Kernel {
       });
     };
     const callerCallbacks = turn.callbacks ?? {};
+    const registry = this.#registry;
     const callbacks: TurnCallbacks = {
       ...callerCallbacks,
       onAgentEvent: (event) => {
+        const fanOut = performance.now();
         events.push(event);
-        this.#registry.publish(event);
+        registry.publish(event);
+        clock.add("runRecordMs", performance.now() - fanOut);
         callerCallbacks.onAgentEvent?.(event);
       },
       ...(sink?.onBlockReply || callerCallbacks.onBlockReply
@@ -381,7 +591,7 @@ export class Kernel {
     const context: TurnContext = {
       ...(this.#options.executorSettings ?? {}),
       config: prepared.config,
-      store: this.#store,
+      store: this.#executorStore,
       runtime,
       toolPolicy: policy,
       models: this.#poolFor(prepared.config),
@@ -412,6 +622,10 @@ export class Kernel {
       callbacks,
     };
 
+    // The decisions become the run's event 0 in the executor's finishing transaction (nothing is written
+    // before the turn starts, which keeps the path to the model short).
+    this.#pendingDecisions.set(runId, { seq: 0, ts: this.#now(), stream: "lifecycle", data: decisions });
+    clock.pause();
     const executorStarted = performance.now();
     let result: TurnResult;
     try {
@@ -420,22 +634,36 @@ export class Kernel {
       result = await this.#executorFailed(prepared, runId, events, error, signal);
     }
     const executorMs = performance.now() - executorStarted;
-    // The executor created the run record; the decisions go in as its event 0 (nothing to write before the
-    // turn starts keeps the path to the model short).
-    await this.#store.runs.appendEvents(runId, [
-      { seq: 0, ts: this.#now(), stream: "lifecycle", data: decisions },
-    ]);
-    const updated = await updateSessionAfterRun(this.#store, prepared, result, this.#now());
-    const sessionMeta =
-      updated?.meta ??
-      (
-        await this.#store.sessions.get({
-          agentId: runtime.agentId.value,
-          sessionKey: runtime.sessionKey.value,
-        })
-      )?.meta ??
-      {};
+    clock.enter("runRecordMs");
+    const unwritten = this.#pendingDecisions.get(runId);
+    if (unwritten !== undefined) {
+      // The run never finished through the executor (it threw, or its finish failed): stored on their own.
+      this.#pendingDecisions.delete(runId);
+      const storingDecisions = this.#store.runs.appendEvents(runId, [unwritten]);
+      clock.pause();
+      await storingDecisions;
+    }
+    clock.enter("sessionUpdateMs");
+    clock.pause();
+    const updated = await this.#oneSessionWriteAtATime(() => {
+      clock.enter("sessionUpdateMs");
+      const updating = updateSessionAfterRun(this.#store, prepared, result, this.#now(), clock);
+      clock.pause();
+      return updating;
+    });
+    clock.enter("sessionUpdateMs");
+    let sessionMeta = updated?.meta;
+    if (sessionMeta === undefined) {
+      const reading = this.#store.sessions.get({
+        agentId: runtime.agentId.value,
+        sessionKey: runtime.sessionKey.value,
+      });
+      clock.pause();
+      sessionMeta = (await reading)?.meta ?? {};
+    }
+    clock.pause();
     await deliveries;
+    clock.enter("outcomeMs");
     const outcome = this.#outcome(
       runId,
       result,
@@ -444,7 +672,9 @@ export class Kernel {
       started,
       admitted - started,
       executorMs,
+      clock,
     );
+    clock.pause();
     if (sink?.onFinal) await sink.onFinal(outcome.result.payloads, outcome);
     if (deliveryErrors.length > 0) {
       throw new AggregateError(deliveryErrors, `run ${runId}: the delivery sink failed on a block reply`);
@@ -460,6 +690,7 @@ export class Kernel {
     started: number,
     queuedMs: number,
     executorMs: number,
+    clock: PhaseClock,
   ): TurnOutcome {
     const totalMs = performance.now() - started;
     return {
@@ -470,7 +701,15 @@ export class Kernel {
       ...(result.fallback ? { fallback: result.fallback } : {}),
       decisions,
       sessionMeta,
-      timings: { queuedMs, executorMs, totalMs, overheadMs: Math.max(0, totalMs - queuedMs - executorMs) },
+      timings: {
+        queuedMs,
+        executorMs,
+        totalMs,
+        overheadMs: Math.max(0, totalMs - queuedMs - executorMs),
+        // Final once `executeTurn` returns (it adds settling the run).
+        kernelMs: clock.totalMs,
+        phases: clock.phases,
+      },
     };
   }
 
@@ -524,16 +763,22 @@ export class Kernel {
     };
   }
 
-  /** The run was aborted before it reached the front of its lane: recorded, never sent to a model. */
+  /**
+   * The run was aborted before it reached the front of its lane: recorded, never sent to a model. Rare, so
+   * its store writes are timed as whole awaits (an upper bound) rather than split per segment.
+   */
   async #abortedWhileQueued(
     prepared: PreparedSession,
     turn: TurnInput,
     runId: string,
     started: number,
+    clock: PhaseClock,
   ): Promise<TurnOutcome> {
+    clock.enter("bookkeepingMs");
     const queuedMs = performance.now() - started;
     const { lines } = this.#policyFor(prepared, turn);
     const decisions = this.#decisions(prepared, queuedMs, lines);
+    clock.enter("runRecordMs");
     await this.#startRunRecord(prepared, runId, decisions);
     const errorMessage = "aborted while queued; the turn never started";
     const ts = this.#now();
@@ -580,11 +825,14 @@ export class Kernel {
       messagingToolTexts: [],
       events,
     };
+    clock.enter("sessionUpdateMs");
     const row = await this.#store.sessions.get({
       agentId: prepared.runtimeContext.agentId.value,
       sessionKey: prepared.runtimeContext.sessionKey.value,
     });
-    const outcome = this.#outcome(runId, result, decisions, row?.meta ?? {}, started, queuedMs, 0);
+    clock.enter("outcomeMs");
+    const outcome = this.#outcome(runId, result, decisions, row?.meta ?? {}, started, queuedMs, 0, clock);
+    clock.pause();
     await turn.delivery?.onFinal?.([], outcome);
     return outcome;
   }

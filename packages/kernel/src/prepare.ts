@@ -5,6 +5,7 @@
 // reasoning, verbose, block streaming, context tokens). Also the fingerprints the prewarm cache compares.
 // Does not own: the rules it applies (those packages), caching (prewarm-cache.ts) or running (kernel.ts).
 import { createHash } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import { type KernelConfig, resolveAgentConfig } from "@agent-kernel/config";
 import {
   type CurrentSessionState,
@@ -50,16 +51,23 @@ export interface SessionSnapshot {
   readonly authUsage: Readonly<Record<string, ProfileUsageStats>>;
 }
 
+/** Reads an agent's auth-profile usage (the kernel shares one read among concurrent preparations). */
+export type AuthUsageReader = (
+  agentId: string,
+  now: number,
+) => Promise<Readonly<Record<string, ProfileUsageStats>>>;
+
 export async function readSessionSnapshot(
   input: SessionKernelInput,
   config: KernelConfig,
   deps: PrepareDeps,
   now: number,
+  readAuthUsage: AuthUsageReader = (agentId, at) => loadProfileUsage(deps.store.auth, agentId, at),
 ): Promise<SessionSnapshot> {
   const identity = resolveSessionIdentity(config, input, deps.paths ?? {});
   const [row, authUsage] = await Promise.all([
     deps.store.sessions.get({ agentId: identity.agentId, sessionKey: identity.sessionKey }),
-    loadProfileUsage(deps.store.auth, identity.agentId, now),
+    readAuthUsage(identity.agentId, now),
   ]);
   return { agentId: identity.agentId, sessionKey: identity.sessionKey, row, authUsage };
 }
@@ -154,6 +162,9 @@ function normalizeDefaults(
   };
 }
 
+/** The names of the tools the executor can offer (see `resolvePreparedSession`). */
+let offeredToolNames: readonly string[] | undefined;
+
 /**
  * Resolves everything a turn needs. Writes only the session row: created on first use, reset to the
  * resolved sessionId when that differs from the stored one (stale, forced or a caller's id).
@@ -164,7 +175,10 @@ export async function resolvePreparedSession(
   snapshot: SessionSnapshot,
   deps: PrepareDeps,
   now: number,
-): Promise<{ prepared: PreparedSession; row: SessionRecord }> {
+): Promise<{ prepared: PreparedSession; row: SessionRecord; workMs: number }> {
+  // Its own work: the synchronous segments, not the awaits on the store (see `KernelPhaseTimings`).
+  let since = performance.now();
+  let workMs = 0;
   const runtime = resolveRuntime({
     ...(deps.paths ?? {}),
     config,
@@ -186,7 +200,7 @@ export async function resolvePreparedSession(
   const context = input.messageContext ?? {};
   let row = snapshot.row;
   if (row === undefined) {
-    row = await deps.store.sessions.ensure({
+    const ensuring = deps.store.sessions.ensure({
       ...ref,
       sessionId,
       meta: {
@@ -196,8 +210,14 @@ export async function resolvePreparedSession(
       },
       now,
     });
+    workMs += performance.now() - since;
+    row = await ensuring;
+    since = performance.now();
   } else if (row.sessionId !== sessionId) {
-    row = (await deps.store.sessions.reset(ref, { sessionId, now })).current;
+    const resetting = deps.store.sessions.reset(ref, { sessionId, now });
+    workMs += performance.now() - since;
+    row = (await resetting).current;
+    since = performance.now();
   }
 
   const toolPolicyContext: ToolPolicyContext = {
@@ -212,13 +232,15 @@ export async function resolvePreparedSession(
     ...(context.senderIsOwner === undefined ? {} : { senderIsOwner: context.senderIsOwner }),
   };
   const toolPolicy = resolveToolPolicy(config, toolPolicyContext);
-  // Explain exactly the tools the executor can offer (the `message` tool included).
-  const offered = buildDefaultTools({
+  // Explain exactly the tools the executor can offer (the `message` tool included). Their names depend on
+  // none of these options, so the definitions are built once per process, not on every preparation.
+  offeredToolNames ??= buildDefaultTools({
     workspaceDir: runtime.workspaceDir.value,
     agentId: runtime.agentId.value,
     store: deps.store,
     messageSink: { send: async () => ({}) },
   }).map((tool) => tool.name);
+  const offered = offeredToolNames;
 
   const prepared: PreparedSession = {
     session: input,
@@ -237,7 +259,9 @@ export async function resolvePreparedSession(
     ),
     sessionVersion: row.version,
   };
-  return { prepared: Object.freeze(prepared), row };
+  Object.freeze(prepared);
+  workMs += performance.now() - since;
+  return { prepared, row, workMs };
 }
 
 /** `prepareSession` without a kernel (no cache): validate first with `validateSessionInput`. */

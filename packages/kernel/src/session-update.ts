@@ -99,12 +99,19 @@ export function sessionPatchAfterRun(
   };
 }
 
+/** Times the update's own work for the kernel's `timings` (its phase clock). */
+export interface SessionUpdateTimer {
+  enter(phase: "sessionUpdateMs"): void;
+  pause(): void;
+}
+
 /** Writes the patch; undefined when the session is gone or now runs under another sessionId. */
 export async function updateSessionAfterRun(
   store: SessionStore,
   prepared: PreparedSession,
   result: TurnResult,
   now: number,
+  timer?: SessionUpdateTimer,
 ): Promise<SessionRecord | undefined> {
   const ref = {
     agentId: prepared.runtimeContext.agentId.value,
@@ -115,11 +122,17 @@ export async function updateSessionAfterRun(
     const written = await store.sessions.patch(
       ref,
       (row) => {
-        if (row.sessionId !== prepared.transcript.sessionId) {
-          skipped = true;
-          return {};
+        // The store calls this after its read, in a later microtask: timed on its own.
+        timer?.enter("sessionUpdateMs");
+        try {
+          if (row.sessionId !== prepared.transcript.sessionId) {
+            skipped = true;
+            return {};
+          }
+          return sessionPatchAfterRun(prepared, result, row.meta, now);
+        } finally {
+          timer?.pause();
         }
-        return sessionPatchAfterRun(prepared, result, row.meta, now);
       },
       { now },
     );

@@ -154,6 +154,31 @@ export interface TurnInput {
   readonly delivery?: DeliverySink | undefined;
 }
 
+/**
+ * The kernel's own work on one turn, per phase, in milliseconds: `performance.now()` spans around the
+ * kernel's synchronous segments and around its store calls up to the moment each returns its promise (the
+ * SQLite statements the kernel runs per turn execute inside that call). Time spent awaiting — the lane, the
+ * executor, another turn's work while this one waits — is never counted, so concurrent turns do not charge
+ * each other; the one thing not seen is the asynchronous remainder of a store call (Kysely runs the session
+ * write after its connection lock, in a later microtask).
+ */
+export interface KernelPhaseTimings {
+  /** `prepareSession`: validation, the session/auth read, the prewarm check, resolution on a miss. */
+  readonly prepareMs: number;
+  /** Whether that `prepareSession` call reused a cached preparation; `none`: no call was matched to this turn. */
+  readonly prepareCache: "hit" | "miss" | "none";
+  /** `TurnInput` validation. */
+  readonly validateMs: number;
+  /** Run registry, lanes, tool-policy lines, decisions, the executor's context and callbacks. */
+  readonly bookkeepingMs: number;
+  /** Storing the decisions (event 0) and the event fan-out. */
+  readonly runRecordMs: number;
+  /** The session metadata update after the run. */
+  readonly sessionUpdateMs: number;
+  /** Assembling the `TurnOutcome` and settling the run. */
+  readonly outcomeMs: number;
+}
+
 /** Times of one `executeTurn`, in milliseconds. */
 export interface TurnTimings {
   /** Waiting for the session lane and a global slot. */
@@ -161,8 +186,14 @@ export interface TurnTimings {
   /** Inside the executor (model time, tools, transcript). */
   readonly executorMs: number;
   readonly totalMs: number;
-  /** What the kernel itself added: total − queued − executor. */
+  /**
+   * Wall clock: total − queued − executor. Under concurrency this also counts other turns' work done while
+   * this turn awaited a store call; `kernelMs` is the kernel's own work.
+   */
   readonly overheadMs: number;
+  /** The kernel's own work on this turn: the sum of `phases` (see `KernelPhaseTimings`). */
+  readonly kernelMs: number;
+  readonly phases: KernelPhaseTimings;
 }
 
 export interface TurnOutcome {
