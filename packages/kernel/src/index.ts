@@ -27,8 +27,8 @@ export {
 } from "./admin.ts";
 export {
   COMMAND_CHANNEL,
-  CommandSessionError,
   type CommandSessionDeps,
+  CommandSessionError,
   type CommandSessionFlags,
   type CommandSessionSettings,
   parseThinkingFlag,
@@ -44,6 +44,7 @@ export {
   type TurnExecutor,
 } from "./kernel.ts";
 export { LaneScheduler, type LaneStats, LaneWaitAbortedError } from "./lanes.ts";
+export { type TurnOutcomeJson, turnOutcomeJsonSchema } from "./outcome-schema.ts";
 export {
   configFingerprint,
   currentSessionState,
@@ -52,7 +53,6 @@ export {
   prepareSession,
   sessionFingerprint,
 } from "./prepare.ts";
-export { type TurnOutcomeJson, turnOutcomeJsonSchema } from "./outcome-schema.ts";
 export {
   type ReplayOptions,
   type ReplayReport,
@@ -72,6 +72,7 @@ export type {
   AgentEventPayload,
   AgentRuntimeResult,
   DeliverySink,
+  KernelPhaseTimings,
   MessageContext,
   NormalizedDefaults,
   PreparedSession,

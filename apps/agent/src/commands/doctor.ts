@@ -1,0 +1,67 @@
+// `agent doctor [legacy paths...]`: open (and so migrate) the store, import legacy pi JSONL files and OpenClaw
+// sessions.json folders, check the store, print the report. Exit 1 when problems were found. Imports no pi.
+import { runDoctor } from "@agent-kernel/kernel/admin";
+import type { CommandContext } from "../context.ts";
+import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
+import { type CliIo, line } from "../io.ts";
+import { withStore } from "./store.ts";
+
+export function doctor(
+  context: CommandContext,
+  legacyPaths: readonly string[],
+  flags: { readonly agent?: string | undefined; readonly json?: boolean | undefined },
+  io: CliIo,
+): Promise<ExitCode> {
+  return withStore(context.stateDir, async (store) => {
+    const report = await runDoctor(store, context.config, { legacyPaths, agentId: flags.agent }).catch(
+      (error: unknown) => {
+        // A legacy path that does not exist or is not a legacy file: the argument is wrong.
+        if (error instanceof Error && /legacy path|neither a sessions\.json/.test(error.message)) {
+          throw new CliError(EXIT.usage, error.message);
+        }
+        throw error;
+      },
+    );
+    if (flags.json) {
+      line(io.stdout, JSON.stringify(report, null, 2));
+    } else {
+      const schema = report.schema;
+      line(io.stdout, `Store ${report.stateDir}`);
+      line(
+        io.stdout,
+        `  schema: version ${schema.version} of ${schema.latestVersion} (${schema.applied.length} migrations applied)`,
+      );
+      if (report.recoveredRuns.length > 0) {
+        line(io.stdout, `  runs marked interrupted on open: ${report.recoveredRuns.join(", ")}`);
+      }
+      if (report.imported !== undefined) {
+        const imported = report.imported;
+        line(
+          io.stdout,
+          `  legacy import: ${imported.transcripts.length} transcripts (${imported.transcripts.reduce((n, t) => n + t.added, 0)} entries added), ${imported.sessions.length} sessions, ${imported.skipped.length} skipped, ${imported.repaired.length} repaired`,
+        );
+        for (const note of imported.skipped) {
+          line(
+            io.stdout,
+            `    skipped ${note.file}${note.line === undefined ? "" : `:${note.line}`}: ${note.reason}`,
+          );
+        }
+        for (const note of imported.repaired) {
+          line(
+            io.stdout,
+            `    repaired ${note.file}${note.line === undefined ? "" : `:${note.line}`}: ${note.reason}`,
+          );
+        }
+      }
+      const checked = report.checked;
+      line(
+        io.stdout,
+        `  checked: ${checked.sessions} sessions, ${checked.transcripts} transcripts, ${checked.runs} runs`,
+      );
+      if (report.problems.length === 0) line(io.stdout, "  no problems found");
+      for (const problem of report.problems)
+        line(io.stdout, `  problem: ${problem.where}: ${problem.problem}`);
+    }
+    return report.problems.length === 0 ? EXIT.ok : EXIT.failed;
+  });
+}

@@ -1,0 +1,185 @@
+// `agent -m <text>`: one turn through the kernel. Owns the IO of a turn: picking the session from the flags
+// (through the kernel's command-session rules), persisting `--thinking`/`--verbose`, streaming partial text
+// to a terminal as it arrives, printing the final text or the `TurnOutcome` as JSON, `--verbose` diagnostics
+// on stderr, and the exit code. Does not own any turn logic (the kernel).
+import {
+  CommandSessionError,
+  createKernel,
+  KernelInputError,
+  type KernelStore,
+  openKernelStore,
+  parseThinkingFlag,
+  persistCommandSettings,
+  resolveCommandSession,
+  type TurnOutcome,
+} from "@agent-kernel/kernel";
+import type { CommandContext } from "../context.ts";
+import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
+import { type CliIo, line } from "../io.ts";
+import { storeError } from "./store.ts";
+
+export interface TurnFlags {
+  readonly message: string;
+  readonly agent?: string | undefined;
+  readonly sessionKey?: string | undefined;
+  readonly sessionId?: string | undefined;
+  readonly to?: string | undefined;
+  readonly model?: string | undefined;
+  readonly thinking?: string | undefined;
+  readonly thinkingOnce?: string | undefined;
+  readonly timeout?: number | undefined;
+  readonly json?: boolean | undefined;
+  readonly verbose?: boolean | undefined;
+  /** Stream partial text; default: when stdout is a terminal (never with `--json`). */
+  readonly stream?: boolean | undefined;
+}
+
+function usageFrom(error: unknown): never {
+  if (error instanceof CommandSessionError || error instanceof KernelInputError) {
+    throw new CliError(EXIT.usage, error.message);
+  }
+  throw error;
+}
+
+/**
+ * Writes partial text as it arrives; a new assistant message (after a tool call) starts on a new line, and a
+ * diagnostic line on stderr first ends the current stdout line so the two do not interleave mid-line.
+ */
+function partialWriter(io: CliIo) {
+  let shown = "";
+  let midLine = false;
+  const write = (text: string) => {
+    if (text === "") return;
+    io.stdout.write(text);
+    midLine = !text.endsWith("\n");
+  };
+  return {
+    onPartial(payload: { text: string; delta: string }): void {
+      if (payload.text.startsWith(shown)) write(payload.text.slice(shown.length));
+      else {
+        if (midLine) write("\n");
+        write(payload.text);
+      }
+      shown = payload.text;
+    },
+    endLine(): void {
+      if (midLine) write("\n");
+    },
+  };
+}
+
+function verboseEvent(io: CliIo, event: TurnOutcome["events"][number], before: () => void): void {
+  const data = event.data;
+  const shown = event.stream === "lifecycle" || (event.stream === "tool" && data.phase !== "update");
+  if (shown) before();
+  if (event.stream === "lifecycle") {
+    const phase = String(data.phase);
+    if (phase === "attempt_start") {
+      line(
+        io.stderr,
+        `[agent] attempt ${data.attempt}: ${data.provider}/${data.model} thinking=${data.thinkingLevel}`,
+      );
+    } else if (phase === "attempt_end") {
+      line(io.stderr, `[agent] attempt end: ${data.outcome}${data.reason ? ` (${data.reason})` : ""}`);
+    } else if (phase === "end") {
+      line(io.stderr, `[agent] run end: ${data.status}${data.reason ? ` (${data.reason})` : ""}`);
+    }
+  } else if (event.stream === "tool" && data.phase !== "update") {
+    const detail = data.phase === "start" ? JSON.stringify(data.args ?? {}) : data.isError ? "error" : "ok";
+    line(io.stderr, `[agent] tool ${data.phase} ${data.name} ${detail}`);
+  }
+}
+
+export async function runTurn(
+  context: CommandContext,
+  flags: TurnFlags,
+  io: CliIo,
+  signal?: AbortSignal,
+): Promise<ExitCode> {
+  const thinkingOnce =
+    flags.thinkingOnce === undefined
+      ? undefined
+      : (parseOrUsage(flags.thinkingOnce, "--thinking-once") ?? "off");
+  if (flags.thinking !== undefined) parseOrUsage(flags.thinking, "--thinking");
+  let store: KernelStore;
+  try {
+    store = await openKernelStore({ stateDir: context.stateDir });
+  } catch (error) {
+    throw storeError(error, context.stateDir);
+  }
+  try {
+    const deps = { config: context.config, store };
+    const session = await resolveCommandSession(deps, {
+      agentId: flags.agent,
+      sessionKey: flags.sessionKey,
+      sessionId: flags.sessionId,
+      to: flags.to,
+    }).catch(usageFrom);
+    await persistCommandSettings(deps, session, {
+      thinking: flags.thinking,
+      verbose: flags.verbose ? "on" : undefined,
+    }).catch(usageFrom);
+    const kernel = createKernel(deps);
+    const prepared = await kernel
+      .prepareSession({
+        ...session,
+        runOptions: {
+          entryPoint: "agent",
+          ...(flags.model === undefined ? {} : { model: flags.model }),
+          ...(thinkingOnce === undefined ? {} : { thinking: thinkingOnce }),
+          ...(flags.timeout === undefined ? {} : { timeoutSeconds: flags.timeout }),
+        },
+      })
+      .catch((error: unknown) => {
+        if (error instanceof KernelInputError) usageFrom(error);
+        // Resolution failures are what the flags or the config asked for (an unknown model, a bad level).
+        throw new CliError(EXIT.usage, `cannot run this turn: ${(error as Error).message}`);
+      });
+    if (flags.verbose) {
+      const runtime = prepared.runtimeContext;
+      line(
+        io.stderr,
+        `[agent] session ${runtime.sessionKey.value} (${prepared.transcript.sessionId}), model ${runtime.model.value.key}, thinking ${runtime.thinking.value}, workspace ${runtime.workspaceDir.value}`,
+      );
+      for (const note of runtime.notes) line(io.stderr, `[agent] note: ${note}`);
+    }
+    const stream = !flags.json && (flags.stream ?? io.stdout.isTTY === true);
+    const writer = partialWriter(io);
+    const outcome = await kernel.executeTurn(prepared, {
+      prompt: flags.message,
+      ...(signal === undefined ? {} : { signal }),
+      callbacks: {
+        ...(stream ? { onPartialReply: (payload) => writer.onPartial(payload) } : {}),
+        ...(flags.verbose
+          ? { onAgentEvent: (event) => verboseEvent(io, event, () => writer.endLine()) }
+          : {}),
+      },
+    });
+    if (flags.json) {
+      line(io.stdout, JSON.stringify(outcome, null, 2));
+    } else if (stream) {
+      writer.endLine();
+    } else {
+      const texts = outcome.result.payloads.flatMap((payload) => (payload.text ? [payload.text] : []));
+      if (texts.length > 0) line(io.stdout, texts.join("\n\n"));
+    }
+    if (outcome.status === "ok") {
+      if (flags.verbose)
+        line(io.stderr, `[agent] run ${outcome.runId} stored; see: agent runs show ${outcome.runId}`);
+      return EXIT.ok;
+    }
+    const why = [outcome.result.reason, outcome.result.errorMessage].filter(Boolean).join(": ");
+    line(io.stderr, `agent: run ${outcome.runId} ended ${outcome.status}${why ? ` (${why})` : ""}.`);
+    return outcome.status === "aborted" && signal?.aborted ? EXIT.interrupted : EXIT.failed;
+  } finally {
+    await store.close();
+  }
+}
+
+function parseOrUsage(raw: string, flag: string): string | null {
+  try {
+    return parseThinkingFlag(raw, flag);
+  } catch (error) {
+    return usageFrom(error);
+  }
+}
