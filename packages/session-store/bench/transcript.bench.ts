@@ -16,6 +16,7 @@ import {
   openSessionStore,
   type SqliteSessionStore,
   type TranscriptEntry,
+  type WalCheckpoint,
 } from "../src/index.ts";
 
 const ENTRIES = 10_000;
@@ -72,9 +73,16 @@ interface StoreState {
   readonly store: SqliteSessionStore;
 }
 
-async function freshStore(durability: Durability): Promise<StoreState> {
+async function freshStore(durability: Durability, walCheckpoint?: WalCheckpoint): Promise<StoreState> {
   const dir = mkdtempSync(join(tmpdir(), "bench-store-"));
-  return { dir, store: await openSessionStore({ stateDir: dir, durability }) };
+  return {
+    dir,
+    store: await openSessionStore({
+      stateDir: dir,
+      durability,
+      ...(walCheckpoint === undefined ? {} : { walCheckpoint }),
+    }),
+  };
 }
 
 async function dropStore(state: StoreState): Promise<void> {
@@ -148,6 +156,16 @@ export default [
         after: (dir: string) => rmSync(dir, { recursive: true, force: true }),
       },
       ...appendCases,
+      {
+        // A loop that never yields never lets the background checkpoint run: only the 64 MB backstop does.
+        name: `store append ×${ENTRIES} (durability normal, WAL, SQLite's checkpoint on commit every 4 MB)`,
+        before: () => freshStore("normal", "on-commit"),
+        run: (state: StoreState) => {
+          const transcript = state.store.openTranscript(AGENT, "s", { header: header("s") });
+          for (let index = 0; index < ENTRIES; index++) transcript.append(entry(index));
+        },
+        after: dropStore,
+      },
       {
         name: `store appendMany ×${ENTRIES} (one transaction, WAL)`,
         before: () => freshStore("normal"),

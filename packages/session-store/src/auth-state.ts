@@ -30,6 +30,9 @@ export interface AuthProfileState extends AuthProfileStats {
   readonly updatedAt: number;
 }
 
+/** Read-apply-write attempts of `update` before `SessionConflictError`. */
+export const AUTH_UPDATE_MAX_ATTEMPTS = 5;
+
 export const EMPTY_AUTH_PROFILE_STATS: AuthProfileStats = { errorCount: 0, failureCounts: {} };
 
 export interface AuthStateApi {
@@ -59,7 +62,7 @@ export class KyselyAuthState implements AuthStateApi {
       .where("agent_id", "=", agentId)
       .where("profile_id", "=", profileId)
       .executeTakeFirst();
-    return row === undefined ? undefined : toState(row);
+    return row === undefined ? undefined : toAuthProfileState(row);
   }
 
   async list(agentId: string): Promise<AuthProfileState[]> {
@@ -69,7 +72,7 @@ export class KyselyAuthState implements AuthStateApi {
       .where("agent_id", "=", agentId)
       .orderBy("profile_id")
       .execute();
-    return rows.map(toState);
+    return rows.map(toAuthProfileState);
   }
 
   async update(
@@ -78,12 +81,12 @@ export class KyselyAuthState implements AuthStateApi {
     updater: (current: AuthProfileStats) => AuthProfileStats,
     options: { readonly now?: number; readonly maxAttempts?: number } = {},
   ): Promise<AuthProfileState> {
-    const maxAttempts = Math.max(1, options.maxAttempts ?? 5);
+    const maxAttempts = Math.max(1, options.maxAttempts ?? AUTH_UPDATE_MAX_ATTEMPTS);
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       const now = options.now ?? Date.now();
       const current = await this.get(agentId, profileId);
       const next = updater(current ?? EMPTY_AUTH_PROFILE_STATS);
-      const columns = toColumns(next, now);
+      const columns = toAuthColumns(next, now);
       if (current === undefined) {
         const inserted = await this.#db
           .insertInto("auth_profile_state")
@@ -106,9 +109,7 @@ export class KyselyAuthState implements AuthStateApi {
         return { ...next, agentId, profileId, version: current.version + 1, updatedAt: now };
       }
     }
-    throw new SessionConflictError(
-      `auth profile ${agentId}/${profileId} changed concurrently ${maxAttempts} times in a row`,
-    );
+    throw authConflict(agentId, profileId, maxAttempts);
   }
 
   async delete(agentId: string, profileId: string): Promise<boolean> {
@@ -121,7 +122,7 @@ export class KyselyAuthState implements AuthStateApi {
   }
 }
 
-function toColumns(stats: AuthProfileStats, now: number) {
+export function toAuthColumns(stats: AuthProfileStats, now: number) {
   return {
     last_used: stats.lastUsed ?? null,
     last_failure_at: stats.lastFailureAt ?? null,
@@ -137,7 +138,7 @@ function toColumns(stats: AuthProfileStats, now: number) {
   };
 }
 
-function toState(row: Selectable<AuthProfileStateTable>): AuthProfileState {
+export function toAuthProfileState(row: Selectable<AuthProfileStateTable>): AuthProfileState {
   return {
     agentId: row.agent_id,
     profileId: row.profile_id,
@@ -154,4 +155,10 @@ function toState(row: Selectable<AuthProfileStateTable>): AuthProfileState {
     ...(row.disabled_reason === null ? {} : { disabledReason: row.disabled_reason }),
     ...(row.blocked_until === null ? {} : { blockedUntil: row.blocked_until }),
   };
+}
+
+export function authConflict(agentId: string, profileId: string, attempts: number): SessionConflictError {
+  return new SessionConflictError(
+    `auth profile ${agentId}/${profileId} changed concurrently ${attempts} times in a row`,
+  );
 }

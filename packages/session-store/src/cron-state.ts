@@ -23,6 +23,12 @@ export interface CronJobState extends CronJobStats {
   readonly updatedAt: number;
 }
 
+/** Read-apply-write attempts of `update` before `SessionConflictError`. */
+export const CRON_UPDATE_MAX_ATTEMPTS = 5;
+
+/** The state a job without a row starts from. */
+export const EMPTY_CRON_JOB_STATS: CronJobStats = { consecutiveErrors: 0 };
+
 export interface CronStateApi {
   get(jobId: string): Promise<CronJobState | undefined>;
   list(): Promise<CronJobState[]>;
@@ -48,11 +54,13 @@ export class KyselyCronState implements CronStateApi {
       .selectAll()
       .where("job_id", "=", jobId)
       .executeTakeFirst();
-    return row === undefined ? undefined : toState(row);
+    return row === undefined ? undefined : toCronJobState(row);
   }
 
   async list(): Promise<CronJobState[]> {
-    return (await this.#db.selectFrom("cron_state").selectAll().orderBy("job_id").execute()).map(toState);
+    return (await this.#db.selectFrom("cron_state").selectAll().orderBy("job_id").execute()).map(
+      toCronJobState,
+    );
   }
 
   async update(
@@ -60,23 +68,12 @@ export class KyselyCronState implements CronStateApi {
     updater: (current: CronJobStats) => CronJobStats,
     options: { readonly now?: number; readonly maxAttempts?: number } = {},
   ): Promise<CronJobState> {
-    const maxAttempts = Math.max(1, options.maxAttempts ?? 5);
+    const maxAttempts = Math.max(1, options.maxAttempts ?? CRON_UPDATE_MAX_ATTEMPTS);
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       const now = options.now ?? Date.now();
       const current = await this.get(jobId);
-      const next = updater(current ?? { consecutiveErrors: 0 });
-      const columns = {
-        agent_id: next.agentId ?? null,
-        next_run_at: next.nextRunAt ?? null,
-        last_run_at: next.lastRunAt ?? null,
-        last_status: next.lastStatus ?? null,
-        last_error: next.lastError ?? null,
-        last_run_id: next.lastRunId ?? null,
-        last_duration_ms: next.lastDurationMs ?? null,
-        running_since: next.runningSince ?? null,
-        consecutive_errors: next.consecutiveErrors,
-        updated_at: now,
-      };
+      const next = updater(current ?? EMPTY_CRON_JOB_STATS);
+      const columns = toCronColumns(next, now);
       const version = (current?.version ?? 0) + 1;
       const result =
         current === undefined
@@ -95,9 +92,7 @@ export class KyselyCronState implements CronStateApi {
               .then((r) => Number(r.numUpdatedRows));
       if (result === 1) return { ...next, jobId, version, updatedAt: now };
     }
-    throw new SessionConflictError(
-      `cron job ${jobId} state changed concurrently ${maxAttempts} times in a row`,
-    );
+    throw cronConflict(jobId, maxAttempts);
   }
 
   async delete(jobId: string): Promise<boolean> {
@@ -106,7 +101,7 @@ export class KyselyCronState implements CronStateApi {
   }
 }
 
-function toState(row: Selectable<CronStateTable>): CronJobState {
+export function toCronJobState(row: Selectable<CronStateTable>): CronJobState {
   return {
     jobId: row.job_id,
     version: row.version,
@@ -121,4 +116,23 @@ function toState(row: Selectable<CronStateTable>): CronJobState {
     ...(row.last_duration_ms === null ? {} : { lastDurationMs: row.last_duration_ms }),
     ...(row.running_since === null ? {} : { runningSince: row.running_since }),
   };
+}
+
+export function toCronColumns(stats: CronJobStats, now: number) {
+  return {
+    agent_id: stats.agentId ?? null,
+    next_run_at: stats.nextRunAt ?? null,
+    last_run_at: stats.lastRunAt ?? null,
+    last_status: stats.lastStatus ?? null,
+    last_error: stats.lastError ?? null,
+    last_run_id: stats.lastRunId ?? null,
+    last_duration_ms: stats.lastDurationMs ?? null,
+    running_since: stats.runningSince ?? null,
+    consecutive_errors: stats.consecutiveErrors,
+    updated_at: now,
+  };
+}
+
+export function cronConflict(jobId: string, attempts: number): SessionConflictError {
+  return new SessionConflictError(`cron job ${jobId} state changed concurrently ${attempts} times in a row`);
 }

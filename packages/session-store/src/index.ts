@@ -60,7 +60,7 @@ export type {
   SessionsApi,
   SessionUpdater,
 } from "./sessions.ts";
-export type { Durability } from "./sqlite/connection.ts";
+export type { Durability, WalCheckpoint } from "./sqlite/connection.ts";
 export {
   agentDatabasePath,
   controlPlanePath,

@@ -90,14 +90,7 @@ export class KyselyQueue implements QueueApi {
       .onConflict((conflict) => conflict.column("item_id").doNothing())
       .execute();
     const stored = await this.#require(input.itemId);
-    if (
-      stored.agentId !== input.agentId ||
-      stored.sessionKey !== input.sessionKey ||
-      stored.kind !== input.kind ||
-      JSON.stringify(stored.payload) !== payload
-    ) {
-      throw new IdempotencyConflictError(`queue item ${input.itemId} already exists with other content`);
-    }
+    assertSameEnqueue(stored, input, payload);
     return stored;
   }
 
@@ -175,7 +168,7 @@ export class KyselyQueue implements QueueApi {
       .selectAll()
       .where("item_id", "=", itemId)
       .executeTakeFirst();
-    return row === undefined ? undefined : toItem(row);
+    return row === undefined ? undefined : toQueueItem(row);
   }
 
   async list(filter: {
@@ -186,7 +179,7 @@ export class KyselyQueue implements QueueApi {
     let query = this.#db.selectFrom("queue_items").selectAll().where("agent_id", "=", filter.agentId);
     if (filter.sessionKey !== undefined) query = query.where("session_key", "=", filter.sessionKey);
     if (filter.status !== undefined) query = query.where("status", "=", filter.status);
-    return (await query.orderBy("enqueued_at").orderBy("item_id").execute()).map(toItem);
+    return (await query.orderBy("enqueued_at").orderBy("item_id").execute()).map(toQueueItem);
   }
 
   async #finish(itemId: string, owner: string, changes: Partial<QueueItemsTable>): Promise<QueueItem> {
@@ -198,14 +191,7 @@ export class KyselyQueue implements QueueApi {
       .where("claimed_by", "=", owner)
       .executeTakeFirst();
     const stored = await this.#require(itemId);
-    if (
-      Number(result.numUpdatedRows) === 0 &&
-      !(stored.status === changes.status && stored.claimedBy === owner)
-    ) {
-      throw new IdempotencyConflictError(
-        `queue item ${itemId} is ${stored.status}${stored.claimedBy === undefined ? "" : ` (claimed by ${stored.claimedBy})`}, not claimed by ${owner}`,
-      );
-    }
+    if (Number(result.numUpdatedRows) === 0) assertAlreadyFinished(stored, changes.status, owner);
     return stored;
   }
 
@@ -216,7 +202,27 @@ export class KyselyQueue implements QueueApi {
   }
 }
 
-function toItem(row: Selectable<QueueItemsTable>): QueueItem {
+/** An item enqueued again must carry the same content (`payload` is the new item's JSON). */
+export function assertSameEnqueue(stored: QueueItem, input: EnqueueInput, payload: string): void {
+  if (
+    stored.agentId !== input.agentId ||
+    stored.sessionKey !== input.sessionKey ||
+    stored.kind !== input.kind ||
+    JSON.stringify(stored.payload) !== payload
+  ) {
+    throw new IdempotencyConflictError(`queue item ${input.itemId} already exists with other content`);
+  }
+}
+
+/** A complete/fail that changed nothing is fine only as a repeat by the same owner to the same status. */
+export function assertAlreadyFinished(stored: QueueItem, status: string | undefined, owner: string): void {
+  if (stored.status === status && stored.claimedBy === owner) return;
+  throw new IdempotencyConflictError(
+    `queue item ${stored.itemId} is ${stored.status}${stored.claimedBy === undefined ? "" : ` (claimed by ${stored.claimedBy})`}, not claimed by ${owner}`,
+  );
+}
+
+export function toQueueItem(row: Selectable<QueueItemsTable>): QueueItem {
   return {
     itemId: row.item_id,
     agentId: row.agent_id,

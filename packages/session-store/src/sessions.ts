@@ -76,7 +76,8 @@ export interface SessionsApi {
   delete(ref: SessionRef): Promise<boolean>;
 }
 
-const DEFAULT_MAX_ATTEMPTS = 5;
+/** Read-apply-write attempts of `patch` and `reset` before `SessionConflictError`. */
+export const DEFAULT_MAX_ATTEMPTS = 5;
 
 export class KyselySessions implements SessionsApi {
   readonly #db: Kysely<ControlPlaneDatabase>;
@@ -248,6 +249,6 @@ export function toSessionRecord(row: Selectable<SessionsTable>): SessionRecord {
   };
 }
 
-function describeRef(ref: SessionRef): string {
+export function describeRef(ref: SessionRef): string {
   return `${ref.agentId}/${ref.sessionKey}`;
 }

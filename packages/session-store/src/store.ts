@@ -1,8 +1,9 @@
 // The store object: one control-plane database and one database per agent under a state dir. Owns: opening
 // and migrating the files (the control plane on open, an agent's database on its first transcript), the
-// backend-neutral `SessionStore` interface (the seam where PostgreSQL joins: everything is async through
-// Kysely except transcripts, which are synchronous), transcript open/fork, interrupted-run recovery on open,
-// and closing. Does not own: the individual APIs (sessions.ts, runs.ts, ...).
+// backend-neutral `SessionStore` interface (the seam where PostgreSQL joins: everything is async except
+// transcripts, which are synchronous; Kysely is the PostgreSQL implementation, SQLite mostly runs prepared
+// better-sqlite3 statements), transcript open/fork, interrupted-run recovery on open, and closing. Does not
+// own: the individual APIs (sessions.ts, runs.ts, ...; their SQLite fast paths in sqlite/).
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
@@ -17,10 +18,26 @@ import {
   migrateSqlite,
 } from "./migrator.ts";
 import { KyselyQueue, type QueueApi } from "./queue.ts";
-import { type RunOwner, type RunRecord, type RunsApi, registerRunOwner, unregisterRunOwner } from "./runs.ts";
+import {
+  KyselyRuns,
+  type RunOwner,
+  type RunRecord,
+  type RunsApi,
+  registerRunOwner,
+  unregisterRunOwner,
+} from "./runs.ts";
 import type { ControlPlaneDatabase } from "./schema.ts";
-import type { SessionsApi } from "./sessions.ts";
-import { type Durability, explain, openSqliteFile } from "./sqlite/connection.ts";
+import { KyselySessions, type SessionsApi } from "./sessions.ts";
+import { SqliteAuthState } from "./sqlite/auth-state.ts";
+import {
+  type Durability,
+  explain,
+  openSqliteFile,
+  type SqliteOpenOptions,
+  type WalCheckpoint,
+} from "./sqlite/connection.ts";
+import { SqliteCronState } from "./sqlite/cron-state.ts";
+import { SqliteQueue } from "./sqlite/queue.ts";
 import { SqliteRuns } from "./sqlite/runs.ts";
 import { SqliteSessions } from "./sqlite/sessions.ts";
 import { cachingDatabase } from "./sqlite/statement-cache.ts";
@@ -96,6 +113,15 @@ export interface OpenSessionStoreOptions extends StateDirSource {
   /** See `Durability`: `normal` (default) survives a process crash, `full` also a power loss. */
   readonly durability?: Durability;
   readonly busyTimeoutMs?: number;
+  /** See `WalCheckpoint`: `background` (default) or SQLite's own `on-commit`. */
+  readonly walCheckpoint?: WalCheckpoint;
+  /**
+   * `prepared` (the default): sessions, auth, queue and cron state and the per-turn run calls are
+   * better-sqlite3 statements prepared once. `kysely`: every control-plane call goes through the Kysely
+   * implementation PostgreSQL uses — slower under concurrency (Kysely's connection lock); it exists so the
+   * conformance suite checks that implementation on SQLite too.
+   */
+  readonly controlPlaneQueries?: "prepared" | "kysely";
 }
 
 /** Opens (creating and migrating as needed) the SQLite store under the resolved state dir. */
@@ -105,6 +131,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
   const sqliteOptions = {
     ...(options.durability === undefined ? {} : { durability: options.durability }),
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    ...(options.walCheckpoint === undefined ? {} : { walCheckpoint: options.walCheckpoint }),
   };
   const raw = openSqliteFile(path, sqliteOptions);
   try {
@@ -113,7 +140,13 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     raw.close();
     throw error;
   }
-  const store = new SqliteStore(stateDir, path, raw, sqliteOptions);
+  const store = new SqliteStore(
+    stateDir,
+    path,
+    raw,
+    sqliteOptions,
+    options.controlPlaneQueries ?? "prepared",
+  );
   try {
     await store.recover();
   } catch (error) {
@@ -141,7 +174,7 @@ class SqliteStore implements SqliteSessionStore {
   readonly stateDir: string;
   readonly controlPlanePath: string;
   readonly sessions: SessionsApi;
-  readonly runs: SqliteRuns;
+  readonly runs: KyselyRuns;
   readonly auth: AuthStateApi;
   readonly queue: QueueApi;
   readonly cron: CronStateApi;
@@ -149,7 +182,7 @@ class SqliteStore implements SqliteSessionStore {
   readonly #raw: Database.Database;
   readonly #db: Kysely<ControlPlaneDatabase>;
   readonly #owner: RunOwner;
-  readonly #sqliteOptions: { durability?: Durability; busyTimeoutMs?: number };
+  readonly #sqliteOptions: SqliteOpenOptions;
   readonly #agents = new Map<string, AgentDatabase>();
   #closed = false;
 
@@ -157,24 +190,28 @@ class SqliteStore implements SqliteSessionStore {
     stateDir: string,
     path: string,
     raw: Database.Database,
-    sqliteOptions: { durability?: Durability; busyTimeoutMs?: number },
+    sqliteOptions: SqliteOpenOptions,
+    queries: "prepared" | "kysely",
   ) {
     this.stateDir = stateDir;
     this.controlPlanePath = path;
     this.#raw = raw;
     this.#sqliteOptions = sqliteOptions;
-    // Kysely owns the schema and every query; its statements are prepared once per SQL text, and the calls
-    // every turn makes (runs, session reads) skip query building altogether (sqlite/runs.ts, sqlite/sessions.ts).
+    // Sessions, auth, queue and cron state, and the calls every turn makes on runs are better-sqlite3
+    // statements prepared once (sqlite/*.ts): synchronous, so they never queue behind Kysely's connection
+    // lock, whose every release wakes all waiters. Kysely keeps the rest of runs (listing, events, recovery),
+    // with each SQL text prepared once, and is the PostgreSQL implementation of all of it.
     this.#db = new Kysely<ControlPlaneDatabase>({
       dialect: new SqliteDialect({ database: cachingDatabase(raw) }),
     });
     this.#owner = { host: hostname(), pid: process.pid, token: randomUUID() };
     registerRunOwner(this.#owner);
-    this.sessions = new SqliteSessions(this.#db, raw);
-    this.runs = new SqliteRuns(this.#db, raw, this.#owner);
-    this.auth = new KyselyAuthState(this.#db);
-    this.queue = new KyselyQueue(this.#db);
-    this.cron = new KyselyCronState(this.#db);
+    const prepared = queries === "prepared";
+    this.sessions = prepared ? new SqliteSessions(raw) : new KyselySessions(this.#db);
+    this.runs = prepared ? new SqliteRuns(this.#db, raw, this.#owner) : new KyselyRuns(this.#db, this.#owner);
+    this.auth = prepared ? new SqliteAuthState(raw) : new KyselyAuthState(this.#db);
+    this.queue = prepared ? new SqliteQueue(raw) : new KyselyQueue(this.#db);
+    this.cron = prepared ? new SqliteCronState(raw) : new KyselyCronState(this.#db);
   }
 
   async recover(): Promise<void> {

@@ -1,9 +1,11 @@
-// Two real processes write to the same SQLite session at once; a crashed process's run is recovered.
+// Two real processes write to the same SQLite session at once; a crashed process's run is recovered; a process
+// killed mid-write (kill -9, with the background WAL checkpoint on) loses nothing it had committed.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { controlPlanePath } from "./state-dir.ts";
 import { openSessionStore } from "./store.ts";
 import type { TranscriptEntry } from "./transcript.ts";
 
@@ -24,6 +26,9 @@ interface Child {
   readonly ready: Promise<void>;
   readonly exited: Promise<{ code: number | null; stdout: string; stderr: string }>;
   go(): void;
+  /** Resolves once the child's stdout holds `lines` complete lines. */
+  printed(lines: number): Promise<void>;
+  kill(): void;
 }
 
 function startChild(script: string, args: readonly string[]): Child {
@@ -36,6 +41,7 @@ function startChild(script: string, args: readonly string[]): Child {
   );
   let stdout = "";
   let stderr = "";
+  const waiters: { lines: number; resolve: () => void }[] = [];
   let markReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => {
     markReady = resolve;
@@ -43,6 +49,8 @@ function startChild(script: string, args: readonly string[]): Child {
   child.stdout.on("data", (chunk: Buffer) => {
     stdout += chunk.toString();
     if (stdout.includes("ready\n")) markReady();
+    const lines = stdout.split("\n").length - 1;
+    for (const waiter of waiters.filter((w) => w.lines <= lines)) waiter.resolve();
   });
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -50,10 +58,17 @@ function startChild(script: string, args: readonly string[]): Child {
   const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     child.on("close", (code) => {
       markReady();
+      for (const waiter of waiters) waiter.resolve();
       resolve({ code, stdout, stderr });
     });
   });
-  return { ready, exited, go: () => child.stdin.end("go\n") };
+  return {
+    ready,
+    exited,
+    go: () => child.stdin.end("go\n"),
+    printed: (lines) => new Promise<void>((resolve) => waiters.push({ lines, resolve })),
+    kill: () => child.kill("SIGKILL"),
+  };
 }
 
 async function runTogether(dir: string, sessionId: string, count: number, mode: string) {
@@ -134,5 +149,33 @@ describe("a crashed process", () => {
       entryPoint: "cron",
     });
     await store.close();
+  });
+});
+
+describe("a process killed with kill -9 while writing", () => {
+  it("loses no committed session, transcript entry or auth update (background WAL checkpoint)", async () => {
+    const dir = stateDir();
+    const writer = startChild("write-until-killed.ts", [dir]);
+    await writer.printed(600);
+    writer.kill();
+    const { stdout, stderr } = await writer.exited;
+    const steps = stdout.split("\n").slice(0, -1).map(Number);
+    expect(steps.length, stderr).toBeGreaterThanOrEqual(600);
+    const last = steps.at(-1) ?? -1;
+    // The commits since the last checkpoint exist only in the WAL: the next open replays them.
+    expect(statSync(`${controlPlanePath(dir)}-wal`).size).toBeGreaterThan(0);
+    const store = await openSessionStore({ stateDir: dir });
+    try {
+      const sessions = await store.sessions.list("main");
+      const keys = new Set(sessions.map((session) => session.sessionKey));
+      for (let step = 0; step <= last; step++) expect(keys.has(`key-${step}`), `key-${step}`).toBe(true);
+      const branch = store.openTranscript("main", "s1").getBranch();
+      expect(branch.slice(0, last + 1).map((entry) => entry.id)).toEqual(
+        Array.from({ length: last + 1 }, (_unused, step) => `entry-${step}`),
+      );
+      expect((await store.auth.get("main", "faux:me"))?.errorCount).toBeGreaterThanOrEqual(last + 1);
+    } finally {
+      await store.close();
+    }
   });
 });
