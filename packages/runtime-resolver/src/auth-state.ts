@@ -4,6 +4,8 @@
 // rows to and from ProfileUsageStats, recording a failure or a success
 // atomically (read, clear expired windows, compute, write), and reading the
 // usage an order needs. Does not own: SQL (session-store) or the arithmetic.
+
+import type { AuthProfileStats } from "@agent-kernel/session-store";
 import {
   type CooldownConfig,
   clearExpiredCooldowns,
@@ -13,19 +15,8 @@ import {
 } from "./auth-cooldown.ts";
 import type { FailoverReason } from "./classify-error.ts";
 
-/** The stored shape (session-store's AuthProfileStats): counters required, reasons as strings. */
-export interface StoredProfileStats {
-  readonly lastUsed?: number;
-  readonly lastFailureAt?: number;
-  readonly errorCount: number;
-  readonly failureCounts: Readonly<Record<string, number>>;
-  readonly cooldownUntil?: number;
-  readonly cooldownReason?: string;
-  readonly cooldownModel?: string;
-  readonly disabledUntil?: number;
-  readonly disabledReason?: string;
-  readonly blockedUntil?: number;
-}
+/** The stored shape: session-store's per-profile usage stats (counters required, reasons as strings). */
+export type StoredProfileStats = AuthProfileStats;
 
 /** What the resolver needs of a store; `SessionStore["auth"]` satisfies it. */
 export interface AuthStateStore {

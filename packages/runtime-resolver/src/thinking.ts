@@ -3,20 +3,12 @@
 // `thinking.shared.ts`, `embedded-agent-helpers/thinking.ts`). Owns: level
 // normalisation, clamping to what a pi-ai model supports, the resolution
 // order for a run. Does not own: sending the level to the provider (pi-ai).
+import { THINKING_LEVELS } from "@agent-kernel/config";
 import { type Api, getSupportedThinkingLevels, type Model } from "@earendil-works/pi-ai";
 import { isReasoningConstraintMessage } from "./classify-error.ts";
 
-export const THINK_LEVELS = [
-  "off",
-  "minimal",
-  "low",
-  "medium",
-  "high",
-  "xhigh",
-  "adaptive",
-  "max",
-  "ultra",
-] as const;
+/** The level names, from the config schema (one list for the file and the resolver). */
+export const THINK_LEVELS = THINKING_LEVELS;
 export type ThinkLevel = (typeof THINK_LEVELS)[number];
 
 export const THINK_LEVEL_RANKS: Readonly<Record<ThinkLevel, number>> = {
