@@ -14,6 +14,7 @@ import { registerHooks } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { DIST, get } from "../load-openclaw.mjs";
+import { seededRandom } from "../seeded-random.mjs";
 
 // The package's runtime dependencies live beside it (openclaw-behaviors §15). When the unpacked
 // package already had a node_modules folder the symlink lands one level down, so bare imports that
@@ -66,17 +67,6 @@ function write(name, cases) {
   console.log(`${name}: ${cases.length} cases in ${parts.length} file(s)`);
 }
 
-// mulberry32: a small seeded PRNG so generated inputs are the same on every run.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const pick = (r, list) => list[Math.floor(r() * list.length)];
 const maybe = (r, p, value) => (r() < p ? value : undefined);
 function attempt(fn) {
@@ -107,7 +97,7 @@ const clean = (value) => JSON.parse(JSON.stringify(value ?? null));
   const agentFromKey = await get("resolveAgentIdFromSessionKey");
   const isSubagent = await get("isSubagentSessionKey");
   const isAcp = await get("isAcpSessionKey");
-  const r = rng(1);
+  const r = seededRandom(1);
   const cases = [];
 
   const ids = [
@@ -512,7 +502,7 @@ const PREFIXES = [
   "Anthropic API error: ",
 ];
 function generatedMessages() {
-  const r = rng(7);
+  const r = seededRandom(7);
   const out = [];
   for (const p of PREFIXES) for (const b of BODIES) out.push(`${p}${b}`);
   for (let i = 0; i < 150; i++) {
@@ -560,7 +550,7 @@ function generatedMessages() {
       ...generatedMessages(),
     ]),
   ];
-  const r = rng(11);
+  const r = seededRandom(11);
   const cases = [];
   for (const message of messages) {
     cases.push({ fn: "classifyFailoverSignal", input: { message }, output: classify({ message }) ?? null });
@@ -681,7 +671,7 @@ function generatedMessages() {
   const buildAliasIndex = await get("buildModelAliasIndex", "model-selection-shared");
   const fromString = await get("resolveModelRefFromString", "model-selection-shared");
   const chain = await get("resolveModelCandidateChain", "model-fallback-candidates-t");
-  const r = rng(3);
+  const r = seededRandom(3);
   const cases = [];
   const refs = [
     "",
@@ -1009,7 +999,7 @@ function generatedMessages() {
   const unusableUntil = await get("resolveProfileUnusableUntil");
   const inCooldown = await get("isProfileInCooldown", "usage-state");
   const order = await get("resolveAuthProfileOrder", "order-");
-  const r = rng(5);
+  const r = seededRandom(5);
   const reasons = [
     "rate_limit",
     "timeout",
@@ -1123,7 +1113,7 @@ function generatedMessages() {
   const resolve = await get("resolveQueueSettingsCore");
   const normalizeMode = await get("normalizeQueueMode");
   const normalizeDrop = await get("normalizeQueueDropPolicy");
-  const r = rng(9);
+  const r = seededRandom(9);
   const cases = [];
   const modes = [
     "steer",

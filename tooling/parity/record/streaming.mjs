@@ -11,6 +11,7 @@ import fs from "node:fs";
 import { register } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { seededRandom } from "../seeded-random.mjs";
 
 // Some chunks import runtime dependencies (e.g. @openclaw/fs-safe). When the package's node_modules does not
 // resolve them (the §15 set-up may leave the deps one level down, in node_modules/node_modules), retry bare
@@ -38,18 +39,7 @@ const parseReplyDirectives = await get("parseReplyDirectives");
 const splitMediaFromOutput = await get("splitMediaFromOutput");
 const createStreamingDirectiveAccumulator = await get("createStreamingDirectiveAccumulator");
 
-// mulberry32
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = rng(20260906);
+const rand = seededRandom(20260906);
 const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 

@@ -22,6 +22,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { seededRandom } from "../seeded-random.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const pkg = path.resolve(here, "../../../packages/tool-policy");
@@ -132,18 +133,7 @@ export const OPENCLAW_OWNER_ONLY_TOOLS: readonly string[] = ${JSON.stringify(cat
 `;
 fs.writeFileSync(path.join(pkg, "src", "openclaw-catalog.generated.ts"), generated);
 
-// ---------------------------------------------------------------- deterministic generators
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = mulberry32(20260906);
+const random = seededRandom(20260906);
 const pick = (list) => list[Math.floor(random() * list.length)];
 const chance = (p) => random() < p;
 const subset = (list, max) => {
