@@ -23,7 +23,7 @@ function buildIndex() {
 export async function get(name, fileHint) {
   if (!index) buildIndex();
   let c = index.get(name);
-  if (!c) throw new Error("not exported: " + name);
+  if (!c) throw new Error(`not exported: ${name}`);
   if (fileHint) c = c.filter((x) => x.file.includes(fileHint));
   c = [...c].sort((a, b) => a.size - b.size);
   const mod = await import(path.join(DIST, c[0].file));
