@@ -463,9 +463,12 @@ function isSpace(text: string, index: number): boolean {
   return code > 127 && SPACE_RE.test(text.charAt(index));
 }
 
+/** The code of `/\S/.exec(text)`'s match, or -1 (a loop: no match array per call, this runs per line). */
 function firstNonSpaceCode(text: string): number {
-  const match = /\S/.exec(text);
-  return match ? match[0].charCodeAt(0) : -1;
+  for (let index = 0; index < text.length; index++) {
+    if (!isSpace(text, index)) return text.charCodeAt(index);
+  }
+  return -1;
 }
 
 function findSafeSentenceBreakIndex(

@@ -4,7 +4,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { normalizeDirectiveWhitespace } from "./directive-tags.ts";
 import { findCodeRegions } from "./markdown-code.ts";
-import { splitMediaFromOutput } from "./media-output.ts";
+import { containsMediaColon, hasNonWhitespace, splitMediaFromOutput } from "./media-output.ts";
+import { StreamingDirectiveAccumulator } from "./reply-directives.ts";
 
 const piece = fc.constantFrom(
   "a",
@@ -29,6 +30,10 @@ const piece = fc.constantFrom(
   "MEDıA: c",
   "note: d",
   "[[audio_as_voice]]",
+  "[[reply_to_current]]",
+  "[[reply_to: 7]]",
+  "[[x",
+  "AUDIO_AS_VOICE",
 );
 const text = fc.array(piece, { maxLength: 30 }).map((pieces) => pieces.join(""));
 
@@ -83,6 +88,34 @@ describe("fast paths", () => {
         expect(splitMediaFromOutput(t, { preserveTrailingWhitespace, segments: false })).toEqual(lineByLine);
       }),
       { numRuns: 1500 },
+    );
+  });
+
+  it("the MEDIA: and whitespace scans equal the regex and trim forms", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(containsMediaColon(t)).toBe(/media:/i.test(t));
+        expect(hasNonWhitespace(t)).toBe(t.trim() !== "");
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("StreamingDirectiveAccumulator.consumeText equals consume(...)?.text chunk by chunk", () => {
+    const chunk = fc.oneof(
+      text,
+      fc.constantFrom("NO_REPLY", "NO", "M", "MEDIA", "[[reply_to: 3]]", "[", "\n"),
+    );
+    fc.assert(
+      fc.property(fc.array(chunk, { maxLength: 12 }), (chunks) => {
+        const full = new StreamingDirectiveAccumulator();
+        const light = new StreamingDirectiveAccumulator();
+        chunks.forEach((raw, index) => {
+          const final = index === chunks.length - 1;
+          expect(light.consumeText(raw, { final })).toBe(full.consume(raw, { final })?.text);
+        });
+      }),
+      { numRuns: 1000 },
     );
   });
 });

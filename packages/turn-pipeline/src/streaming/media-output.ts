@@ -272,13 +272,42 @@ function lineUnits(text: string, everyLine: boolean): LineUnit[] {
   return units;
 }
 
+/** `text.trim() !== ""` without making the trimmed copy (runs once per block and per streamed line). */
+export function hasNonWhitespace(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 32 || (code >= 9 && code <= 13)) continue;
+    if (code < 128 || !/\s/.test(text.charAt(index))) return true;
+  }
+  return false;
+}
+
+/** `/media:/i.test(text)` (ASCII letters only, as that regex): looks only before each colon. */
+export function containsMediaColon(text: string): boolean {
+  for (let colon = text.indexOf(":", 5); colon !== -1; colon = text.indexOf(":", colon + 1)) {
+    if (
+      (text.charCodeAt(colon - 1) | 32) === 97 &&
+      (text.charCodeAt(colon - 2) | 32) === 105 &&
+      (text.charCodeAt(colon - 3) | 32) === 100 &&
+      (text.charCodeAt(colon - 4) | 32) === 101 &&
+      (text.charCodeAt(colon - 5) | 32) === 109
+    )
+      return true;
+  }
+  return false;
+}
+
 /** Splits reply text into visible text, media references, the voice flag and ordered segments. */
 export function splitMediaFromOutput(raw: string, options: SplitMediaOptions = {}): SplitMediaResult {
   const trimmedRaw = options.preserveTrailingWhitespace ? raw : raw.trimEnd();
-  if (!trimmedRaw.trim()) return { text: options.preserveTrailingWhitespace ? trimmedRaw : "" };
+  if (!hasNonWhitespace(trimmedRaw)) return { text: options.preserveTrailingWhitespace ? trimmedRaw : "" };
   const extractMediaDirectives = options.extractMediaDirectives !== false;
-  const mayContainMediaToken = extractMediaDirectives && /media:/i.test(trimmedRaw);
+  const mayContainMediaToken = extractMediaDirectives && containsMediaColon(trimmedRaw);
   if (!mayContainMediaToken && !trimmedRaw.includes("[[")) return { text: trimmedRaw };
+  // without MEDIA: lines and an audio tag the general path below ends in `{ text: trimmedRaw }` as well
+  // (reply tags alone change nothing here); only its segments differ, so this holds when they are not asked for
+  if (!mayContainMediaToken && options.segments === false && !/audio_as_voice/i.test(trimmedRaw))
+    return { text: trimmedRaw };
   const media: string[] = [];
   let foundMediaToken = false;
   const segments: MediaSegment[] = [];

@@ -6,7 +6,7 @@
 // Does not own the messaging-tool duplicate filter (messaging-dedupe.ts).
 import { fileURLToPath } from "node:url";
 import { parseInlineDirectives, stripInlineDirectiveTagsForDelivery } from "./directive-tags.ts";
-import { splitMediaFromOutput } from "./media-output.ts";
+import { hasNonWhitespace, splitMediaFromOutput } from "./media-output.ts";
 import {
   isSilentReplyPayloadText,
   isSilentReplyPrefixText,
@@ -31,6 +31,8 @@ export type ParseReplyDirectivesOptions = {
   silentToken?: string;
   preserveTrailingWhitespace?: boolean;
   extractMediaDirectives?: boolean;
+  /** Applied to the text before the silent-token test (final-text-skeleton.ts puts paragraphs back). */
+  expandText?: (text: string) => string;
 };
 
 /** file:///x or file://localhost/x → /x; anything unsafe stays as written (undefined). */
@@ -72,6 +74,7 @@ export function parseReplyDirectives(
   text = stripInlineDirectiveTagsForDelivery(replyParsed?.hasReplyTag ? replyParsed.text : text, {
     preserveTrailingWhitespace: options.preserveTrailingWhitespace,
   }).text;
+  if (options.expandText) text = options.expandText(text);
   const isSilent = isSilentReplyPayloadText(text, options.silentToken ?? SILENT_REPLY_TOKEN);
   return {
     text: isSilent ? "" : text,
@@ -192,12 +195,44 @@ export class StreamingDirectiveAccumulator {
     return result;
   }
 
+  /** `consume(raw, options)?.text` without building the result for the common chunk (once per streamed line). */
+  consumeText(raw: string, options?: { final?: boolean; silentToken?: string }): string | undefined {
+    if (!this.#pendingTail && !options?.final && raw.indexOf("[") === -1) {
+      const plain = this.#plainText(raw, options?.silentToken ?? SILENT_REPLY_TOKEN);
+      if (plain !== undefined) return plain ?? undefined;
+    }
+    return this.consume(raw, options)?.text;
+  }
+
   /**
    * The common chunk (no held tail, no "[", not final): nothing to hold back unless its last line may still
    * become a MEDIA: line, no directive to parse, and the silent-token tests usually end at the first
    * character. Returns undefined when the general path is needed; otherwise exactly what it would return.
    */
   #consumePlain(raw: string, silentToken: string): StreamingDirectiveResult | null | undefined {
+    const text = this.#plainText(raw, silentToken);
+    if (text === undefined || text === null) return text;
+    // the same key order as the general path builds
+    return this.#replyToId === undefined
+      ? {
+          text,
+          replyToCurrent: this.#replyToCurrent,
+          replyToTag: this.#replyToTag,
+          audioAsVoice: false,
+          isSilent: false,
+        }
+      : {
+          text,
+          replyToId: this.#replyToId,
+          replyToCurrent: this.#replyToCurrent,
+          replyToTag: this.#replyToTag,
+          audioAsVoice: false,
+          isSilent: false,
+        };
+  }
+
+  /** #consumePlain's text: the chunk, null (nothing to show) or undefined (general path needed). */
+  #plainText(raw: string, silentToken: string): string | null | undefined {
     const lastNewline = raw.lastIndexOf("\n");
     if (lastNewline !== raw.length - 1) {
       const lastLine = lastNewline < 0 ? raw : raw.slice(lastNewline + 1);
@@ -210,24 +245,8 @@ export class StreamingDirectiveAccumulator {
     )
       return undefined;
     this.#pendingSeparator = "";
-    if (!raw.trim()) return null;
+    if (!hasNonWhitespace(raw)) return null;
     this.#hasReturnedText = true;
-    // the same key order as the general path builds
-    return this.#replyToId === undefined
-      ? {
-          text: raw,
-          replyToCurrent: this.#replyToCurrent,
-          replyToTag: this.#replyToTag,
-          audioAsVoice: false,
-          isSilent: false,
-        }
-      : {
-          text: raw,
-          replyToId: this.#replyToId,
-          replyToCurrent: this.#replyToCurrent,
-          replyToTag: this.#replyToTag,
-          audioAsVoice: false,
-          isSilent: false,
-        };
+    return raw;
   }
 }

@@ -13,9 +13,13 @@
 // done and error first process the collected deltas, so ordering is kept; thinking_delta and hidden tag
 // text → reasoning (mode `stream`); toolcall_start or `toolStart()` → forced drain and coalescer flush so text precedes tool output;
 // done/error → message end: forced drain, final payload for that message (errors become isError payloads).
+// The final payload's whole-text passes run on a skeleton collected while the text streams, in which the
+// paragraphs no pass can change stand in as short keys (final-text-skeleton.ts), so the end of a long message
+// does not strip tags and parse directives over all of it again; the result is the same.
 import type { AssistantMessageEvent } from "@earendil-works/pi-ai";
 import { BlockChunker, type BlockChunking } from "./block-chunker.ts";
 import { BlockCoalescer, type CoalesceSettings, type TimerScheduler } from "./block-coalescer.ts";
+import { FinalTextSkeleton } from "./final-text-skeleton.ts";
 import { isMessagingToolDuplicate } from "./messaging-dedupe.ts";
 import { ReasoningStreamStripper } from "./reasoning-stream.ts";
 import { stripReasoningTagsFromText } from "./reasoning-tags.ts";
@@ -28,6 +32,8 @@ export type ReasoningMode = "off" | "on" | "stream";
 const PARTIAL_SPAN = 256;
 /** Deltas are collected until they hold a newline or this many characters (see `handle`). */
 const INPUT_BATCH = 256;
+/** TextCollector joins its pieces into one string per this many characters. */
+const COLLECT_CHUNK = 64 * 1024;
 
 export type ReplyStreamOptions = {
   /** `stream` publishes reasoning as it arrives; `on` keeps it for the end; `off` drops it. */
@@ -62,8 +68,13 @@ export class ReplyStream {
   readonly #coalescer: BlockCoalescer | undefined;
   #stripper: ReasoningStreamStripper;
   #partials = new StreamingDirectiveAccumulator();
-  #rawText = "";
+  #finalSkeleton = new FinalTextSkeleton();
+  #rawText = new TextCollector();
   #partialText = "";
+  /** #partialText up to the last join: a few large strings (see TextCollector for why). */
+  #partialJoined = "";
+  readonly #partialRecent: string[] = [];
+  #partialRecentLength = 0;
   #reasoningText = "";
   #blocksStreamed = false;
   #heldDirectives: ReplyPayload = {};
@@ -156,10 +167,14 @@ export class ReplyStream {
   #startMessage(): void {
     if (this.#messageOpen) this.#endMessage(undefined);
     this.#messageOpen = true;
-    this.#rawText = "";
+    this.#rawText = new TextCollector();
     this.#partialText = "";
+    this.#partialJoined = "";
+    this.#partialRecent.length = 0;
+    this.#partialRecentLength = 0;
     this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: this.#options.enforceFinalTag ?? false });
     this.#partials = new StreamingDirectiveAccumulator();
+    this.#finalSkeleton = new FinalTextSkeleton();
     this.#partialPending.length = 0;
     this.#partialPendingLength = 0;
     this.#pendingText = "";
@@ -170,9 +185,10 @@ export class ReplyStream {
   /** Runs the collected deltas through the stripper, the partial accumulator and the chunker. */
   #processPending(): void {
     const text = this.#pendingText;
-    if (!text) return;
     this.#pendingText = "";
-    this.#rawText += text;
+    if (!text) return;
+    this.#rawText.append(text);
+    if (!this.#options.enforceFinalTag) this.#finalSkeleton.push(text);
     this.#applyStripped(this.#stripper.push(text), false);
   }
 
@@ -220,10 +236,18 @@ export class ReplyStream {
     parts.length = 0;
     this.#partialPendingLength = 0;
     if (!chunk && !final) return;
-    const partial = this.#partials.consume(chunk, { final, silentToken });
-    if (partial?.text) {
-      this.#partialText += partial.text;
-      this.#publish({ type: "partial", text: this.#partialText, delta: partial.text });
+    const delta = this.#partials.consumeText(chunk, { final, silentToken });
+    if (delta) {
+      this.#partialRecent.push(delta);
+      this.#partialRecentLength += delta.length;
+      if (this.#partialRecentLength >= COLLECT_CHUNK) {
+        // the same text, rebuilt from one joined string instead of one piece per line
+        this.#partialJoined += this.#partialRecent.join("");
+        this.#partialText = this.#partialJoined;
+        this.#partialRecent.length = 0;
+        this.#partialRecentLength = 0;
+      } else this.#partialText += delta;
+      this.#publish({ type: "partial", text: this.#partialText, delta });
     }
   }
 
@@ -265,10 +289,11 @@ export class ReplyStream {
     }
   }
 
-  #toPayload(text: string): ReplyPayload | undefined {
+  #toPayload(text: string, expandText?: (text: string) => string): ReplyPayload | undefined {
     const parsed = parseReplyDirectives(text, {
       currentMessageId: this.#options.currentMessageId,
       silentToken: this.#options.silentToken ?? SILENT_REPLY_TOKEN,
+      ...(expandText ? { expandText } : {}),
     });
     if (parsed.isSilent) return undefined;
     if (!parsed.text && !parsed.mediaUrls?.length) return undefined;
@@ -290,18 +315,54 @@ export class ReplyStream {
     this.#applyStripped(this.#stripper.finish(), true);
     this.#drainBlocks(true);
     this.#messageOpen = false;
-    const finalText = this.#options.enforceFinalTag
-      ? visibleOfWhole(this.#rawText, true)
-      : stripReasoningTagsFromText(this.#rawText);
-    let payload = this.#toPayload(finalText);
+    const rawText = this.#rawText.text();
+    let payload: ReplyPayload | undefined;
+    if (this.#options.enforceFinalTag) payload = this.#toPayload(visibleOfWhole(rawText, true));
+    else {
+      // the whole-text passes run on the skeleton (paragraphs no pass can change stand in as keys)
+      const skeleton = this.#finalSkeleton.skeletonText();
+      const finalSkeleton = this.#finalSkeleton;
+      payload =
+        skeleton === undefined
+          ? this.#toPayload(stripReasoningTagsFromText(rawText))
+          : this.#toPayload(stripReasoningTagsFromText(skeleton), (text) => finalSkeleton.expand(text));
+    }
     if (errorMessage !== undefined)
       payload = { ...(payload ?? {}), text: payload?.text ?? errorMessage, isError: true };
     if (payload) this.#payloads.push(payload);
-    this.#publish({ type: "message_end", payload, rawText: this.#rawText });
+    this.#publish({ type: "message_end", payload, rawText });
   }
 
   #publish(event: ReplyStreamEvent): void {
     for (const listener of this.#listeners) listener(event);
+  }
+}
+
+/**
+ * Text appended in many small pieces (one per streamed line), kept as a few large strings: small pieces held
+ * until the message ends would be copied by every young-generation collection on their way to the old one.
+ */
+class TextCollector {
+  readonly #chunks: string[] = [];
+  readonly #recent: string[] = [];
+  #recentLength = 0;
+
+  append(text: string): void {
+    this.#recent.push(text);
+    this.#recentLength += text.length;
+    if (this.#recentLength >= COLLECT_CHUNK) this.#joinRecent();
+  }
+
+  text(): string {
+    if (this.#recent.length > 0) this.#joinRecent();
+    if (this.#chunks.length > 1) this.#chunks.splice(0, this.#chunks.length, this.#chunks.join(""));
+    return this.#chunks[0] ?? "";
+  }
+
+  #joinRecent(): void {
+    this.#chunks.push(this.#recent.join(""));
+    this.#recent.length = 0;
+    this.#recentLength = 0;
   }
 }
 
