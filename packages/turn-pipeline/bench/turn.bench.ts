@@ -10,6 +10,12 @@
 // default `every-event`), and every transcript entry pi appends, each durable when it returns. A new
 // session's first turn also creates the transcript header and records the bootstrap files (read from the
 // workspace); the second-turn case measures a turn of a session that already has one (the common case).
+// A reference case runs pi's bare second turn (a new AgentSession over an in-memory session that holds one
+// earlier turn): what pi itself costs more on a session with history (it compares the declared tools with
+// the transcript's, clones a longer context, the faux provider reads a longer one), so the gap between it
+// and the baseline is pi's, not the executor's. The ratio the issue asks about stays against the baseline.
+// The executor keeps warm sessions and the default tools between turns (as a gateway process does), so
+// its cases measure that warm path; the first turn of each session (in `before`, untimed) warms it.
 // The second suite is a turn with 20 tool calls (pi's `read` on a workspace file) through both.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -77,7 +83,11 @@ const sameTools = applyToolPolicy(
 ) as unknown as ToolDefinition[];
 const readOnly = [createReadToolDefinition(bareCwd) as unknown as ToolDefinition];
 
-async function bareTurn(prompt: string, tools: readonly ToolDefinition[] = sameTools): Promise<void> {
+async function bareTurn(
+  prompt: string,
+  tools: readonly ToolDefinition[] = sameTools,
+  sessionManager: SessionManager = SessionManager.inMemory(bareCwd),
+): Promise<void> {
   const { session } = await createAgentSession({
     cwd: bareCwd,
     agentDir: join(bareCwd, "unused"),
@@ -89,7 +99,7 @@ async function bareTurn(prompt: string, tools: readonly ToolDefinition[] = sameT
       compaction: { enabled: false },
       cacheWarming: "off",
     }),
-    sessionManager: SessionManager.inMemory(bareCwd),
+    sessionManager,
     resourceLoader: bareLoader,
     customTools: [...tools],
     tools: tools.map((tool) => tool.name),
@@ -118,7 +128,17 @@ async function secondTurnContext(): Promise<TurnContext> {
   return context;
 }
 
+/** A bare in-memory session that already had one turn (pi's own second turn). */
+async function bareSecondTurnSession(): Promise<SessionManager> {
+  const sessionManager = SessionManager.inMemory(bareCwd);
+  faux.setResponses([fauxAssistantMessage("Hi! What can I do?")]);
+  await bareTurn("Hi", sameTools, sessionManager);
+  faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]);
+  return sessionManager;
+}
+
 const BASELINE = "pi createAgentSession + prompt, in-memory session, same tools";
+const BARE_SECOND = "pi createAgentSession + prompt, in-memory session holding one turn (reference)";
 const READ_ONLY = "pi createAgentSession + prompt, in-memory session, read tool only";
 
 const TOOL_CALLS = 20;
@@ -136,8 +156,8 @@ export default [
   defineSuite({
     name: "warm text turn (faux)",
     baseline: BASELINE,
-    iterations: 40,
-    warmup: 5,
+    iterations: 150,
+    warmup: 15,
     cases: [
       {
         name: BASELINE,
@@ -148,6 +168,11 @@ export default [
         name: READ_ONLY,
         before: () => faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]),
         run: () => bareTurn("Say hello", readOnly),
+      },
+      {
+        name: BARE_SECOND,
+        before: bareSecondTurnSession,
+        run: (sessionManager: SessionManager) => bareTurn("Say hello", sameTools, sessionManager),
       },
       {
         name: "executeTurn, SQLite store (new session)",
@@ -168,8 +193,8 @@ export default [
   defineSuite({
     name: `turn with ${TOOL_CALLS} tool calls (faux, read)`,
     baseline: BASELINE,
-    iterations: 20,
-    warmup: 3,
+    iterations: 40,
+    warmup: 5,
     itemsPerIteration: TOOL_CALLS,
     cases: [
       {

@@ -30,9 +30,9 @@ import {
 import type { FallbackAttempt, FinalRunStatus } from "@agent-kernel/session-store";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { AgentSession, SessionManager } from "@earendil-works/pi-coding-agent";
-import { openPiSessionManager } from "../session-manager/index.ts";
+import { type PiSessionBinding, PiSessionBindingCache } from "../session-manager/index.ts";
 import { type ReplyPayload, ReplyStream, subscribeReplyCallbacks } from "../streaming/index.ts";
-import { applyToolPolicy, buildDefaultTools } from "../tools/index.ts";
+import { DefaultToolCache } from "../tools/index.ts";
 import { assistantText, bridgeSession, TurnEventLog } from "./event-bridge.ts";
 import { createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts";
 import { toStoredRunEvents } from "./run-event-storage.ts";
@@ -53,6 +53,14 @@ const MAX_ATTEMPTS = 32;
 const TRANSIENT_REASONS: ReadonlySet<string> = new Set(["server_error", "overloaded", "timeout"]);
 
 type StopCause = "timeout" | "aborted" | "stalled";
+
+/**
+ * The process's warm sessions: a turn continues from the pi manager the session's last turn left when the
+ * store still holds exactly that (binding-cache.ts), instead of re-reading and re-indexing the transcript.
+ */
+const warmSessions = new PiSessionBindingCache();
+/** The default tools of every (store, workspace, agent, exec limits, policy), built and wrapped once. */
+const defaultTools = new DefaultToolCache();
 
 interface CandidateState {
   readonly candidate: ModelCandidate;
@@ -196,16 +204,16 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   let compactions = 0;
   let answered: { provider: string; model: string; profileId?: string | undefined } | undefined;
 
+  const bindingTarget = { agentId: context.agentId, sessionId: context.sessionId, cwd: context.workspaceDir };
+  let binding: PiSessionBinding | undefined;
+  // Set once no pi session of this turn can still write: only then may the binding serve the next turn.
+  let settled = false;
   try {
-    const binding = openPiSessionManager(store, {
-      agentId: context.agentId,
-      sessionId: context.sessionId,
-      cwd: context.workspaceDir,
-    });
+    binding = warmSessions.acquire(store, bindingTarget);
     const sessionManager = binding.sessionManager;
     const bootstrapFiles = await resolveBootstrap(context, sessionManager, mode, agentConfig);
-    const tools = applyToolPolicy(
-      buildDefaultTools({
+    const tools = defaultTools.toolsFor(
+      {
         workspaceDir: context.workspaceDir,
         agentId: context.agentId,
         store,
@@ -213,7 +221,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         onMessageSent: (text) => messagingTexts.push(text),
         execTimeoutSeconds: context.exec?.timeoutSeconds,
         execMaxOutputBytes: context.exec?.maxOutputBytes,
-      }),
+      },
       context.toolPolicy,
     );
     const toolNames = tools.map((tool) => tool.name);
@@ -536,6 +544,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       reason = "attempt_limit";
       errorMessage = `gave up after ${MAX_ATTEMPTS} attempts`;
     }
+    settled = true;
     if (status === "ok" && answered?.profileId !== undefined) {
       await recordProfileSuccess(store.auth, {
         agentId: context.agentId,
@@ -552,6 +561,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     if (turnTimer) clearTimeout(turnTimer);
     if (stallTimer) clearTimeout(stallTimer);
     request.signal?.removeEventListener("abort", onCallerAbort);
+    if (settled && binding !== undefined) warmSessions.release(store, bindingTarget, binding);
   }
 
   log.emit("lifecycle", {

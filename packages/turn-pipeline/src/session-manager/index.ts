@@ -1,6 +1,11 @@
 // The pi SessionManager adapter over session-store: pi's in-memory manager, every write mirrored into a
 // store transcript (see pi-session-manager.ts for the choice and its caveats).
 export {
+  type BindingTarget,
+  DEFAULT_WARM_SESSIONS,
+  PiSessionBindingCache,
+} from "./binding-cache.ts";
+export {
   bindPiSessionManager,
   newTranscriptHeader,
   openPiSessionManager,

@@ -47,6 +47,12 @@ export interface PiSessionBinding {
   readonly isNew: boolean;
   /** The thinking level recorded on the active branch when opened, if any. */
   readonly storedThinkingLevel: string | undefined;
+  /**
+   * True while pi's manager holds exactly what the store holds: no write through it failed, and nobody
+   * appended to the transcript or moved its leaf behind its back (one look at the store's read cache). A
+   * binding in sync can serve the session's next turn as it is (binding-cache.ts).
+   */
+  isInSync(): boolean;
 }
 
 /** The header a new session's transcript starts with: pi's own header shape, format version 3. */
@@ -105,12 +111,17 @@ export function bindPiSessionManager(
   else if (storedLeaf !== null && storedLeaf !== sessionManager.getLeafId())
     sessionManager.branch(storedLeaf);
 
-  mirrorWrites(sessionManager, transcript);
+  const mirror = mirrorWrites(sessionManager, transcript, entries.length);
   return {
     sessionManager,
     transcript,
     isNew: entries.length === 0,
     storedThinkingLevel: latestThinkingLevel(sessionManager.getBranch()),
+    // Entries are immutable and only ever appended, so the same count and leaf mean the same transcript.
+    isInSync: () =>
+      !mirror.failed() &&
+      transcript.count() === mirror.storedCount() &&
+      transcript.getLeafId() === sessionManager.getLeafId(),
   };
 }
 
@@ -126,8 +137,15 @@ export function thinkingLevelForCreate<Level extends string>(
   return binding.storedThinkingLevel === undefined ? requested : undefined;
 }
 
-function mirrorWrites(sessionManager: SessionManager, transcript: Transcript): void {
+/** What the mirror knows about its writes: whether one failed, and how many entries the store holds by now. */
+interface MirrorState {
+  failed(): boolean;
+  storedCount(): number;
+}
+
+function mirrorWrites(sessionManager: SessionManager, transcript: Transcript, loaded: number): MirrorState {
   let failure: Error | undefined;
+  let stored = loaded;
   const where = `${transcript.agentId}/${transcript.sessionId}`;
   // Every pi append reaches this hook synchronously, after pi put the entry in memory. If the store
   // refuses it, memory and store disagree from here on: the manager refuses any further write, so nothing
@@ -140,6 +158,7 @@ function mirrorWrites(sessionManager: SessionManager, transcript: Transcript): v
     }
     try {
       transcript.append(toTranscriptEntry(entry));
+      stored += 1;
     } catch (error) {
       failure = error instanceof Error ? error : new Error(String(error));
       throw new Error(`session ${where}: could not store entry ${entry.id} (${entry.type})`, {
@@ -167,9 +186,11 @@ function mirrorWrites(sessionManager: SessionManager, transcript: Transcript): v
   sessionManager.createBranchedSession = refuse("createBranchedSession");
   sessionManager.newSession = refuse("newSession");
   sessionManager.setSessionFile = refuse("setSessionFile");
+  return { failed: () => failure !== undefined, storedCount: () => stored };
 }
 
-function latestThinkingLevel(branch: readonly SessionEntry[]): string | undefined {
+/** The thinking level the latest `thinking_level_change` on a branch records, if any. */
+export function latestThinkingLevel(branch: readonly SessionEntry[]): string | undefined {
   for (let i = branch.length - 1; i >= 0; i--) {
     const entry = branch[i];
     if (entry?.type === "thinking_level_change") return entry.thinkingLevel;

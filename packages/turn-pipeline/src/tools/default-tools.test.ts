@@ -6,7 +6,7 @@ import { openSessionStore, type SqliteSessionStore } from "@agent-kernel/session
 import { resolveToolPolicy } from "@agent-kernel/tool-policy";
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { applyToolPolicy, buildDefaultTools, capOutput } from "./default-tools.ts";
+import { applyToolPolicy, buildDefaultTools, capOutput, DefaultToolCache } from "./default-tools.ts";
 
 let root: string;
 let workspace: string;
@@ -118,6 +118,71 @@ describe("the default tools", () => {
     });
     const allowed = applyToolPolicy([...tools.values()], policy).map((tool) => tool.name);
     expect(allowed.sort()).toEqual(["edit", "read", "sessions_history", "sessions_list", "write"]);
+  });
+
+  it("the tool cache reuses the turn-independent tools, applies the policy and gives each turn its own message tool", async () => {
+    const config = parseConfig({ tools: { profile: "full", deny: ["exec"] } });
+    const policy = resolveToolPolicy(config, { agentId: "main" });
+    const cache = new DefaultToolCache();
+    const turnTexts: string[][] = [[], []];
+    const sink = {
+      send: async (message: { text: string }) => {
+        sent.push(message.text);
+        return {};
+      },
+    };
+    const forTurn = (index: 0 | 1, policyOfTurn = policy) =>
+      cache.toolsFor(
+        {
+          workspaceDir: workspace,
+          agentId: "main",
+          store,
+          messageSink: sink,
+          onMessageSent: (text) => turnTexts[index]?.push(text),
+        },
+        policyOfTurn,
+      );
+    const first = forTurn(0);
+    const second = forTurn(1);
+    const names = ["read", "write", "edit", "sessions_list", "sessions_history", "message"];
+    expect(first.map((tool) => tool.name)).toEqual(names);
+    expect(
+      applyToolPolicy(
+        buildDefaultTools({ workspaceDir: workspace, agentId: "main", store, messageSink: sink }),
+        policy,
+      ).map((tool) => tool.name),
+    ).toEqual(names);
+    // Shared: the same wrapped objects; per turn: the message tool, reporting to its own turn.
+    expect(second.slice(0, 5)).toEqual(first.slice(0, 5));
+    expect(second[0]).toBe(first[0]);
+    expect(second[5]).not.toBe(first[5]);
+    const message = second[5];
+    if (!message) throw new Error("no message tool");
+    await message.execute("m1", { text: "to turn two" } as never, undefined, undefined, undefined as never);
+    expect(turnTexts).toEqual([[], ["to turn two"]]);
+    // The wrapped tools still check their policy at every call and stay confined.
+    const read = first[0];
+    if (!read) throw new Error("no read tool");
+    await expect(
+      read.execute(
+        "r1",
+        { path: "../outside/secret.txt" } as never,
+        undefined,
+        undefined,
+        undefined as never,
+      ),
+    ).rejects.toThrow(/outside the workspace/);
+    // Another policy object gets its own wrapping; other limits get their own tools.
+    const stricter = resolveToolPolicy(parseConfig({ tools: { profile: "full", deny: ["exec", "write"] } }), {
+      agentId: "main",
+    });
+    expect(forTurn(0, stricter).map((tool) => tool.name)).toEqual(names.filter((name) => name !== "write"));
+    const otherLimits = cache.toolsFor(
+      { workspaceDir: workspace, agentId: "main", store, execTimeoutSeconds: 5 },
+      policy,
+    );
+    expect(otherLimits.map((tool) => tool.name)).toEqual(names.slice(0, 5));
+    expect(otherLimits[0]).not.toBe(first[0]);
   });
 
   it("capOutput keeps the tail on a character boundary", () => {

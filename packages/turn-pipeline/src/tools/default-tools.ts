@@ -1,8 +1,9 @@
 // The kernel's default tool set for a turn. Owns: pi's read / write / edit confined to the workspace root,
 // `exec` (pi's bash under OpenClaw's name) with a timeout, an output cap and the workspace as cwd, `message`
 // through the turn's delivery sink (recording what it sent for the messaging-tool dedupe), `sessions_list`
-// and `sessions_history` over the store, and wrapping the whole list with tool-policy (filtered, then
-// checked again at every call). Does not own: the policy itself (tool-policy), delivery (the sink's owner)
+// and `sessions_history` over the store, wrapping the whole list with tool-policy (filtered, then checked
+// again at every call), and keeping the turn-independent tools built and wrapped between turns
+// (`DefaultToolCache`). Does not own: the policy itself (tool-policy), delivery (the sink's owner)
 // or path confinement rules (workspace-paths.ts).
 import type { SessionStore, TranscriptEntry } from "@agent-kernel/session-store";
 import { enforceToolPolicyOnAll, type ToolPolicy } from "@agent-kernel/tool-policy";
@@ -103,6 +104,20 @@ function execTool(workspaceDir: string, timeoutSeconds: number, maxOutputBytes: 
   };
 }
 
+// The kernel's own tools' schemas, built once: typebox construction is most of what making these tools costs,
+// and a schema is plain data no call changes.
+const MESSAGE_PARAMETERS = Type.Object({
+  text: Type.String({ description: "The message text" }),
+  target: Type.Optional(Type.String({ description: "A recipient other than the current conversation" })),
+});
+const SESSIONS_LIST_PARAMETERS = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: "At most this many" })),
+});
+const SESSIONS_HISTORY_PARAMETERS = Type.Object({
+  sessionKey: Type.String({ description: "The session key, as sessions_list shows it" }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: "Last N messages" })),
+});
+
 function messageTool(sink: MessageSink, onSent: ((text: string) => void) | undefined): AnyToolDefinition {
   return asDefinition(
     defineTool({
@@ -110,12 +125,7 @@ function messageTool(sink: MessageSink, onSent: ((text: string) => void) | undef
       label: "message",
       description:
         "Send a message to the user now, through the conversation's channel. Do not repeat the same text in your reply.",
-      parameters: Type.Object({
-        text: Type.String({ description: "The message text" }),
-        target: Type.Optional(
-          Type.String({ description: "A recipient other than the current conversation" }),
-        ),
-      }),
+      parameters: MESSAGE_PARAMETERS,
       execute: async (_toolCallId, params) => {
         if (params.text.trim() === "") throw new Error("message text is empty");
         const sent = await sink.send({
@@ -146,9 +156,7 @@ function sessionsListTool(store: SessionStore, agentId: string): AnyToolDefiniti
       name: "sessions_list",
       label: "sessions_list",
       description: "List this agent's sessions, most recently active first.",
-      parameters: Type.Object({
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: "At most this many" })),
-      }),
+      parameters: SESSIONS_LIST_PARAMETERS,
       execute: async (_toolCallId, params) => {
         const sessions = (await store.sessions.list(agentId)).slice(0, params.limit ?? 50);
         const lines = sessions.map(
@@ -170,10 +178,7 @@ function sessionsHistoryTool(store: SessionStore, agentId: string): AnyToolDefin
       name: "sessions_history",
       label: "sessions_history",
       description: "Read the recent user and assistant messages of one of this agent's sessions.",
-      parameters: Type.Object({
-        sessionKey: Type.String({ description: "The session key, as sessions_list shows it" }),
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: "Last N messages" })),
-      }),
+      parameters: SESSIONS_HISTORY_PARAMETERS,
       execute: async (_toolCallId, params) => {
         const session = await store.sessions.get({ agentId, sessionKey: params.sessionKey });
         if (!session) throw new Error(`no session "${params.sessionKey}" for agent "${agentId}"`);
@@ -200,10 +205,10 @@ function sessionsHistoryTool(store: SessionStore, agentId: string): AnyToolDefin
   );
 }
 
-/** Every default tool, before policy. */
-export function buildDefaultTools(options: DefaultToolsOptions): AnyToolDefinition[] {
+/** The default tools that depend on nothing of a turn (everything but `message`), before policy. */
+function buildSharedTools(options: DefaultToolsOptions): AnyToolDefinition[] {
   const root = options.workspaceDir;
-  const tools = [
+  return [
     confined(createReadToolDefinition(root), root),
     confined(createWriteToolDefinition(root), root),
     confined(createEditToolDefinition(root), root),
@@ -215,6 +220,11 @@ export function buildDefaultTools(options: DefaultToolsOptions): AnyToolDefiniti
     sessionsListTool(options.store, options.agentId),
     sessionsHistoryTool(options.store, options.agentId),
   ];
+}
+
+/** Every default tool, before policy. */
+export function buildDefaultTools(options: DefaultToolsOptions): AnyToolDefinition[] {
+  const tools = buildSharedTools(options);
   if (options.messageSink) tools.push(messageTool(options.messageSink, options.onMessageSent));
   return tools;
 }
@@ -225,4 +235,59 @@ export function applyToolPolicy(
   policy: ToolPolicy,
 ): AnyToolDefinition[] {
   return enforceToolPolicyOnAll(policy.filter(tools), { policy });
+}
+
+/** Distinct workspaces, agents and exec limits whose shared tools are kept per store. */
+const MAX_SHARED_TOOL_SETS = 64;
+
+/**
+ * The tools of a turn, policy applied: what `applyToolPolicy(buildDefaultTools(options), policy)` returns,
+ * with everything but `message` built and wrapped once and reused by every turn of the same store,
+ * workspace, agent, exec limits and policy object. Those tools hold no state of a turn (they read the store
+ * and the workspace when called; the policy wrapper asks the same policy at every call), so sharing them is
+ * invisible to a turn; `message` closes over the turn's sink and listener and is made for each turn.
+ */
+export class DefaultToolCache {
+  readonly #shared = new WeakMap<SessionStore, Map<string, readonly AnyToolDefinition[]>>();
+  readonly #wrapped = new WeakMap<ToolPolicy, WeakMap<readonly AnyToolDefinition[], AnyToolDefinition[]>>();
+
+  toolsFor(options: DefaultToolsOptions, policy: ToolPolicy): AnyToolDefinition[] {
+    const shared = this.#sharedFor(options);
+    let byShared = this.#wrapped.get(policy);
+    if (byShared === undefined) {
+      byShared = new WeakMap();
+      this.#wrapped.set(policy, byShared);
+    }
+    let wrapped = byShared.get(shared);
+    if (wrapped === undefined) {
+      wrapped = applyToolPolicy(shared, policy);
+      byShared.set(shared, wrapped);
+    }
+    if (!options.messageSink) return [...wrapped];
+    return [
+      ...wrapped,
+      ...applyToolPolicy([messageTool(options.messageSink, options.onMessageSent)], policy),
+    ];
+  }
+
+  #sharedFor(options: DefaultToolsOptions): readonly AnyToolDefinition[] {
+    let byKey = this.#shared.get(options.store);
+    if (byKey === undefined) {
+      byKey = new Map();
+      this.#shared.set(options.store, byKey);
+    }
+    const key = [
+      options.workspaceDir,
+      options.agentId,
+      options.execTimeoutSeconds ?? DEFAULT_EXEC_TIMEOUT_SECONDS,
+      options.execMaxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES,
+    ].join("\u0000");
+    let tools = byKey.get(key);
+    if (tools === undefined) {
+      tools = buildSharedTools(options);
+      if (byKey.size >= MAX_SHARED_TOOL_SETS) byKey.clear();
+      byKey.set(key, tools);
+    }
+    return tools;
+  }
 }

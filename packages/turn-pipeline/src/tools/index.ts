@@ -5,6 +5,7 @@ export {
   capOutput,
   DEFAULT_EXEC_MAX_OUTPUT_BYTES,
   DEFAULT_EXEC_TIMEOUT_SECONDS,
+  DefaultToolCache,
   type DefaultToolsOptions,
   type MessageSink,
 } from "./default-tools.ts";
