@@ -36,10 +36,7 @@ mkdirSync(workspace);
 const configPath = join(root, "config.json5");
 writeFileSync(configPath, configText(llm.baseUrlFor("openai"), workspace));
 const env = cleanEnv();
-process.on("exit", () => {
-  void llm.close();
-  rmSync(root, { recursive: true, force: true });
-});
+process.on("exit", () => rmSync(root, { recursive: true, force: true }));
 
 /** Runs node as a child process (asynchronously: the fake server in this process must keep answering). */
 function node(args: readonly string[]): Promise<void> {
@@ -64,11 +61,20 @@ function node(args: readonly string[]): Promise<void> {
 let iteration = 0;
 const freshState = () => join(root, `state-${iteration++}`);
 
+const ITERATIONS = 8;
+const WARMUP = 1;
+let lastCaseRuns = 0;
+/** After the last case's last run: the fake server would otherwise keep the bench process alive. */
+async function afterLastCase(stateDir: string): Promise<void> {
+  rmSync(stateDir, { recursive: true, force: true });
+  if (++lastCaseRuns === ITERATIONS + WARMUP) await llm.close();
+}
+
 export default defineSuite({
   name: "cold start: one tool-using turn in a new process (fake-llm over HTTP)",
   baseline: "bare pi-coding-agent script",
-  iterations: 8,
-  warmup: 1,
+  iterations: ITERATIONS,
+  warmup: WARMUP,
   cases: [
     {
       name: "bare pi-coding-agent script",
@@ -101,6 +107,7 @@ export default defineSuite({
           "--state-dir",
           stateDir,
         ]),
+      after: afterLastCase,
     },
   ],
 });

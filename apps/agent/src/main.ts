@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `agent` binary: runs the command line with the process's IO, aborts a running turn on the first Ctrl-C
-// (the run is stored as aborted; a second Ctrl-C exits at once), and exits with the command's code.
+// (the run is stored as aborted; a second Ctrl-C exits at once), and exits with the command's code as soon as
+// the command returned and its output is flushed.
 import { runAgentCli } from "./cli.ts";
 
 const controller = new AbortController();
@@ -11,3 +12,13 @@ process.on("SIGINT", () => {
 
 const code = await runAgentCli(process.argv.slice(2), undefined, controller.signal);
 process.exitCode = code;
+// Everything a command does is finished when it returns (the store closed, the run recorded). What can
+// still be open is idle: the model client's keep-alive connection, which would hold the process for its
+// idle timeout (about 150 ms against a local server) before Node exits on its own.
+await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+process.exit(code);
+
+/** Resolves once everything written to `stream` so far is handed to the OS (pipes are asynchronous). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write("", () => resolve()));
+}

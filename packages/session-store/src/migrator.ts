@@ -1,11 +1,18 @@
 // Running migrations on one SQLite file. Owns: the `schema_migrations` table, refusing a database from a newer
 // release or a foreign SQLite file before touching it, and applying pending migrations in order, each in one
 // write transaction (so two processes opening the same file at once apply each step once). Does not own: the
-// migrations themselves (./migrations/*) or opening the file (./sqlite/connection.ts).
+// migrations themselves (./migrations/*) or opening the file (./sqlite/connection.ts). The store's own
+// migrations run from their precompiled SQL (./migrations/sqlite-compiled.ts), so opening a store loads no
+// Kysely; migrations passed in by a caller are compiled with Kysely.
 import type { Database } from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
 import { StoreOpenError, StoreVersionError } from "./errors.ts";
-import { LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from "./migrations/index.ts";
+import {
+  type CompiledSqliteMigration,
+  SQLITE_LATEST_SCHEMA_VERSION as LATEST_SCHEMA_VERSION,
+  SQLITE_MIGRATIONS,
+} from "./migrations/sqlite-compiled.ts";
+import type { Migration } from "./migrations/types.ts";
+import { loadKysely } from "./sqlite/connection.ts";
 
 /** Which of the two SQLite databases a file is. */
 export type DatabasePart = "controlPlane" | "agent";
@@ -32,19 +39,20 @@ export function migrateSqlite(
   part: DatabasePart,
   options: MigrateOptions = {},
 ): AppliedMigration[] {
-  const migrations = [...(options.migrations ?? MIGRATIONS)].sort((a, b) => a.version - b.version);
+  const migrations = [...(options.migrations ?? SQLITE_MIGRATIONS)].sort((a, b) => a.version - b.version);
   const latest = migrations.reduce((max, m) => Math.max(max, m.version), 0);
   const target = options.targetVersion ?? latest;
-  const compiler = new Kysely<unknown>({ dialect: new SqliteDialect({ database: db }) });
 
+  // All pending steps in one transaction: a new file is created in one commit, each step still recorded.
   const step = db.transaction(() => {
     const current = readSchemaVersion(db, path);
     if (current > latest) throw new StoreVersionError(path, current, latest);
+    let statementsOf: ((migration: Migration | CompiledSqliteMigration) => StatementList) | undefined;
     for (const migration of migrations) {
       if (migration.version <= current || migration.version > target) continue;
-      for (const query of migration[part](compiler, "sqlite")) {
-        db.prepare(query.sql).run(...(query.parameters as unknown[]));
-      }
+      statementsOf ??=
+        options.migrations === undefined ? precompiledStatements(part) : compiledStatements(db, part);
+      for (const [sql, parameters] of statementsOf(migration)) db.prepare(sql).run(...parameters);
       db.prepare(`INSERT INTO ${MIGRATIONS_TABLE} (version, name, applied_at) VALUES (?, ?, ?)`).run(
         migration.version,
         migration.name,
@@ -57,6 +65,27 @@ export function migrateSqlite(
   if (before > latest) throw new StoreVersionError(path, before, latest);
   if (before < target) step.immediate();
   return listAppliedMigrations(db);
+}
+
+type StatementList = readonly (readonly [sql: string, parameters: readonly unknown[]])[];
+
+function precompiledStatements(part: DatabasePart) {
+  return (migration: Migration | CompiledSqliteMigration): StatementList => {
+    const statements = migration[part];
+    if (typeof statements === "function")
+      throw new Error(`migration ${migration.version} is not precompiled`);
+    return statements.map((sql) => [sql, []] as const);
+  };
+}
+
+function compiledStatements(db: Database, part: DatabasePart) {
+  const { Kysely, SqliteDialect } = loadKysely();
+  const compiler = new Kysely<unknown>({ dialect: new SqliteDialect({ database: db }) });
+  return (migration: Migration | CompiledSqliteMigration): StatementList => {
+    const build = migration[part];
+    if (typeof build !== "function") return build.map((sql) => [sql, []] as const);
+    return build(compiler, "sqlite").map((query) => [query.sql, query.parameters] as const);
+  };
 }
 
 /** The highest applied migration version; 0 for an empty file. Throws for a SQLite file that is not ours. */

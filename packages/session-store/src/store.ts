@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
+import type { Kysely } from "kysely";
 import { type AuthStateApi, KyselyAuthState } from "./auth-state.ts";
 import { type CronStateApi, KyselyCronState } from "./cron-state.ts";
 import { SessionStoreError, StoreOpenError, TranscriptNotFoundError } from "./errors.ts";
@@ -32,6 +32,7 @@ import { SqliteAuthState } from "./sqlite/auth-state.ts";
 import {
   type Durability,
   explain,
+  loadKysely,
   openSqliteFile,
   type SqliteOpenOptions,
   type WalCheckpoint,
@@ -165,6 +166,20 @@ function migrateOrExplain(raw: Database.Database, path: string, part: "controlPl
   }
 }
 
+/**
+ * A stand-in for a Kysely instance that makes the real one on first use. Methods are bound to the real
+ * instance, so Kysely's own `this` (and its private state) is never the stand-in.
+ */
+function lazyKysely<DB>(make: () => Kysely<DB>): Kysely<DB> {
+  return new Proxy({} as Kysely<DB>, {
+    get(_target, property) {
+      const real = make();
+      const value: unknown = Reflect.get(real, property, real);
+      return typeof value === "function" ? value.bind(real) : value;
+    },
+  });
+}
+
 interface AgentDatabase {
   readonly raw: Database.Database;
   readonly statements: TranscriptStatements;
@@ -181,6 +196,7 @@ class SqliteStore implements SqliteSessionStore {
   recoveredRuns: readonly RunRecord[] = [];
   readonly #raw: Database.Database;
   readonly #db: Kysely<ControlPlaneDatabase>;
+  #kysely: Kysely<ControlPlaneDatabase> | undefined;
   readonly #owner: RunOwner;
   readonly #sqliteOptions: SqliteOpenOptions;
   readonly #agents = new Map<string, AgentDatabase>();
@@ -200,9 +216,16 @@ class SqliteStore implements SqliteSessionStore {
     // Sessions, auth, queue and cron state, and the calls every turn makes on runs are better-sqlite3
     // statements prepared once (sqlite/*.ts): synchronous, so they never queue behind Kysely's connection
     // lock, whose every release wakes all waiters. Kysely keeps the rest of runs (listing, events, recovery),
-    // with each SQL text prepared once, and is the PostgreSQL implementation of all of it.
-    this.#db = new Kysely<ControlPlaneDatabase>({
-      dialect: new SqliteDialect({ database: cachingDatabase(raw) }),
+    // with each SQL text prepared once, and is the PostgreSQL implementation of all of it. It is made (and
+    // Kysely loaded) on the first call that needs it: a store that prepares and runs turns never does.
+    this.#db = lazyKysely(() => {
+      if (this.#kysely === undefined) {
+        const { Kysely, SqliteDialect } = loadKysely();
+        this.#kysely = new Kysely<ControlPlaneDatabase>({
+          dialect: new SqliteDialect({ database: cachingDatabase(raw) }),
+        });
+      }
+      return this.#kysely;
     });
     this.#owner = { host: hostname(), pid: process.pid, token: randomUUID() };
     registerRunOwner(this.#owner);
@@ -215,6 +238,8 @@ class SqliteStore implements SqliteSessionStore {
   }
 
   async recover(): Promise<void> {
+    // The common case, no run left running, answered by one indexed read (runs_by_status).
+    if (this.#raw.prepare("SELECT 1 FROM runs WHERE status = 'running' LIMIT 1").get() === undefined) return;
     this.recoveredRuns = await this.runs.recoverInterrupted();
   }
 
@@ -285,7 +310,9 @@ class SqliteStore implements SqliteSessionStore {
     unregisterRunOwner(this.#owner);
     for (const agent of this.#agents.values()) agent.raw.close();
     this.#agents.clear();
-    await this.#db.destroy();
+    // Destroying Kysely closes the connection once Kysely has used it; otherwise the store closes it.
+    await this.#kysely?.destroy();
+    if (this.#raw.open) this.#raw.close();
   }
 
   #agent(agentId: string): AgentDatabase {
