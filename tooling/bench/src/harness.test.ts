@@ -1,13 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { defineSuite, formatSuite, median, runSuite } from "./harness.ts";
 
-function spin(ms: number): void {
-  const end = performance.now() + ms;
-  while (performance.now() < end) {
-    // busy wait: a deterministic amount of work per call
-  }
-}
-
 describe("bench harness", () => {
   it("takes the median", () => {
     expect(median([3, 1, 2])).toBe(2);
@@ -22,35 +15,51 @@ describe("bench harness", () => {
   });
 
   it("reports each case against the baseline, with fresh state per iteration", async () => {
+    // A fake clock: each case advances it by a known amount, so every figure is exact.
+    let clock = 0;
     const states: number[] = [];
     let next = 0;
     const result = await runSuite(
       defineSuite({
-        name: "spin",
+        name: "fake clock",
         baseline: "slow",
         iterations: 5,
         warmup: 1,
         bytesPerIteration: 1_000_000,
+        itemsPerIteration: 10,
         cases: [
-          { name: "slow", run: () => spin(8) },
+          {
+            name: "slow",
+            run: () => {
+              clock += 8;
+            },
+          },
           {
             name: "fast",
             before: () => next++,
             run: (state: number) => {
               states.push(state);
-              spin(2);
+              clock += state === 3 ? 10 : 2; // one outlier: the median ignores it, the mean does not
             },
           },
         ],
       }),
+      { now: () => clock },
     );
     // One warm-up iteration, then five timed ones, each with its own state.
     expect(states).toEqual([0, 1, 2, 3, 4, 5]);
     const [slow, fast] = result.cases;
-    expect(slow?.speedupVsBaseline).toBe(1);
-    expect(fast?.speedupVsBaseline).toBeGreaterThan(2);
-    expect(fast?.iterations).toBe(5);
-    expect(fast?.mbPerSecond).toBeGreaterThan(slow?.mbPerSecond ?? Number.POSITIVE_INFINITY);
-    expect(formatSuite(result)).toContain("| slow (baseline) |");
+    expect(slow).toMatchObject({ iterations: 5, medianMs: 8, minMs: 8, maxMs: 8, speedupVsBaseline: 1 });
+    expect(fast).toMatchObject({
+      iterations: 5,
+      medianMs: 2,
+      minMs: 2,
+      maxMs: 10,
+      meanMs: 3.6,
+      speedupVsBaseline: 4,
+    });
+    expect(fast?.mbPerSecond).toBe(500);
+    expect(fast?.itemsPerSecond).toBe(5000);
+    expect(formatSuite(result)).toContain("| slow (baseline) | 8.000 | 8.000 | 1.00× | 125.00 | 1250 |");
   });
 });

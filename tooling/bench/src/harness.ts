@@ -59,7 +59,12 @@ export interface SuiteResult {
   readonly cases: readonly CaseResult[];
 }
 
-export async function runSuite(suite: BenchSuite): Promise<SuiteResult> {
+/** `now` replaces the clock (milliseconds), so the harness's arithmetic can be tested without timing anything. */
+export async function runSuite(
+  suite: BenchSuite,
+  options: { readonly now?: () => number } = {},
+): Promise<SuiteResult> {
+  const now = options.now ?? (() => performance.now());
   const iterations = suite.iterations ?? 10;
   const warmup = suite.warmup ?? 2;
   const timings = new Map<string, number[]>();
@@ -68,9 +73,9 @@ export async function runSuite(suite: BenchSuite): Promise<SuiteResult> {
   for (let round = 0; round < warmup + iterations; round++) {
     for (const benchCase of suite.cases) {
       const state = await benchCase.before?.();
-      const start = performance.now();
+      const start = now();
       await benchCase.run(state);
-      const elapsed = performance.now() - start;
+      const elapsed = now() - start;
       await benchCase.after?.(state);
       if (round >= warmup) {
         const list = timings.get(benchCase.name) ?? [];
