@@ -14,8 +14,8 @@
 //   and the delivery sink.
 // - `TurnOutcome` names the run, its status, the decisions recorded for it and its timings besides the
 //   executor's result.
-import type { KernelConfig } from "@agent-kernel/config";
-import type { RuntimeContext } from "@agent-kernel/runtime-resolver";
+import type { KernelConfig, QUEUE_MODES } from "@agent-kernel/config";
+import type { RuntimeContext, RuntimeRequest, SessionIdentityInput } from "@agent-kernel/runtime-resolver";
 import type { SessionMeta } from "@agent-kernel/session-store";
 import type { ToolDecision, ToolPolicy, ToolPolicyContext } from "@agent-kernel/tool-policy";
 import type {
@@ -56,23 +56,15 @@ export interface MessageContext {
 }
 
 /** What this run asks for beyond the config (CLI flags, directives, a cron payload). */
-export interface RunOptions {
+/** The per-run requests runtime-resolver decides on (`model`, `thinking`, `thinkingStrict`, `cronPayload`, `timeoutSeconds`), plus the kernel's own. */
+export interface RunOptions
+  extends Pick<RuntimeRequest, "model" | "thinking" | "thinkingStrict" | "cronPayload" | "timeoutSeconds"> {
   /** `agent`, `auto-reply`, `followup`, `cron`, `hybrid-planner`, ... Default `agent`. */
   readonly entryPoint?: string | undefined;
-  /** A model ref or alias for this run (`--model`). */
-  readonly model?: string | undefined;
-  /** A thinking level for this run (`--thinking-once`, `/think`). */
-  readonly thinking?: string | undefined;
-  /** Fail instead of downgrading an unsupported thinking level. */
-  readonly thinkingStrict?: boolean | undefined;
-  readonly timeoutSeconds?: number | undefined;
-  readonly queueMode?: "steer" | "followup" | "collect" | "interrupt" | undefined;
+  readonly queueMode?: (typeof QUEUE_MODES)[number] | undefined;
   /** Start a new sessionId whatever the reset rules say (`/new`, cron isolated runs). */
   readonly forceNewSession?: boolean | undefined;
   readonly sandboxRequired?: boolean | undefined;
-  readonly cronPayload?:
-    | { readonly primary: string; readonly fallbacks?: readonly string[] | undefined }
-    | undefined;
   /** `minimal` for subagents and the planner. Default `full`. */
   readonly promptMode?: PromptMode | undefined;
   readonly enforceFinalTag?: boolean | undefined;
@@ -80,12 +72,8 @@ export interface RunOptions {
   readonly useSessionContextTokens?: boolean | undefined;
 }
 
-export interface SessionKernelInput {
-  readonly agentId?: string | undefined;
-  readonly sessionKey?: string | undefined;
-  readonly sessionId?: string | undefined;
-  readonly workspaceDir?: string | undefined;
-  readonly agentDir?: string | undefined;
+/** Identity as runtime-resolver takes it (agentId, sessionKey, sessionId, workspaceDir, agentDir; all optional). */
+export interface SessionKernelInput extends SessionIdentityInput {
   /** This run's config; default the kernel's. Treated as an immutable value. */
   readonly config?: KernelConfig | undefined;
   readonly messageContext?: MessageContext | undefined;
