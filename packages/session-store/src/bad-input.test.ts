@@ -130,23 +130,32 @@ describe("an agent database that is not a database", () => {
 });
 
 describe("a read-only state dir", () => {
-  /** Runs the open in a child process; as root, the child drops to `nobody` so the folder really is read-only to it. */
+  /**
+   * Runs the open in a child process in a folder that really is read-only to it. Not root: the folder is
+   * chmod 555. Root ignores permission bits, so the folder and its files are made immutable (`chattr -R +i`, which binds root
+   * too); where the file system has no such flag, the child drops to `nobody` instead (that needs the
+   * checkout to be readable by `nobody`, which a root-only temp folder is not — hence chattr first).
+   */
   function openAsReadOnlyUser(dir: string): { ok: boolean; name?: string; message?: string } {
     const asRoot = process.getuid?.() === 0;
-    if (asRoot) chmodTree(dir, 0o755);
-    else chmodTree(dir, 0o555);
-    const child = spawnSync(
-      process.execPath,
-      [
-        "--conditions=@agent-kernel/source",
-        join(import.meta.dirname, "..", "test", "child", "open-store.ts"),
-        dir,
-      ],
-      { encoding: "utf8", ...(asRoot ? { uid: 65534, gid: 65534 } : {}) },
-    );
-    chmodTree(dir, 0o755);
-    expect(child.status, child.stderr).toBe(0);
-    return JSON.parse(child.stdout) as { ok: boolean; name?: string; message?: string };
+    const immutable = asRoot && spawnSync("chattr", ["-R", "+i", dir]).status === 0;
+    if (!asRoot) chmodTree(dir, 0o555);
+    try {
+      const child = spawnSync(
+        process.execPath,
+        [
+          "--conditions=@agent-kernel/source",
+          join(import.meta.dirname, "..", "test", "child", "open-store.ts"),
+          dir,
+        ],
+        { encoding: "utf8", ...(asRoot && !immutable ? { uid: 65534, gid: 65534 } : {}) },
+      );
+      expect(child.status, child.stderr).toBe(0);
+      return JSON.parse(child.stdout) as { ok: boolean; name?: string; message?: string };
+    } finally {
+      if (immutable) spawnSync("chattr", ["-R", "-i", dir]);
+      chmodTree(dir, 0o755);
+    }
   }
 
   it("fails to create a new store with a clear error", () => {

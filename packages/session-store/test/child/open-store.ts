@@ -1,4 +1,4 @@
-// A child process for src/bad-input.test.ts: opens the store (as another user, for a read-only folder) and
+// A child process for src/bad-input.test.ts: opens the store in a folder read-only to it (immutable, or as another user) and
 // prints the error's name and message as JSON, or {"ok":true}.
 //   node --conditions=@agent-kernel/source test/child/open-store.ts <stateDir>
 import { openSessionStore } from "../../src/store.ts";
