@@ -13,6 +13,7 @@ export type LayerEntry = {
 };
 
 const CONFIG = "@agent-kernel/config";
+const MARKDOWN = "@agent-kernel/markdown";
 const TOOL_POLICY = "@agent-kernel/tool-policy";
 const SESSION_STORE = "@agent-kernel/session-store";
 const RUNTIME_RESOLVER = "@agent-kernel/runtime-resolver";
@@ -27,13 +28,19 @@ const CHANNEL_ADAPTERS = "@agent-kernel/channels-*";
  */
 export const PACKAGE_LAYERS: Readonly<Record<string, LayerEntry>> = {
   [CONFIG]: { layer: 0, mayDependOn: [] },
+  // Fence rules and the block chunker: shared by streaming and the channels' text limits, so it sits below both.
+  [MARKDOWN]: { layer: 0, mayDependOn: [] },
   [TOOL_POLICY]: { layer: 1, mayDependOn: [CONFIG] },
   [SESSION_STORE]: { layer: 1, mayDependOn: [CONFIG] },
   [RUNTIME_RESOLVER]: { layer: 2, mayDependOn: [CONFIG, TOOL_POLICY, SESSION_STORE] },
-  [TURN_PIPELINE]: { layer: 2, mayDependOn: [CONFIG, TOOL_POLICY, SESSION_STORE, RUNTIME_RESOLVER] },
+  [TURN_PIPELINE]: {
+    layer: 2,
+    mayDependOn: [CONFIG, MARKDOWN, TOOL_POLICY, SESSION_STORE, RUNTIME_RESOLVER],
+  },
   [KERNEL]: { layer: 3, mayDependOn: [CONFIG, TOOL_POLICY, SESSION_STORE, RUNTIME_RESOLVER, TURN_PIPELINE] },
-  [CHANNELS_CORE]: { layer: 3, mayDependOn: [CONFIG] },
-  [CHANNEL_ADAPTERS]: { layer: 4, mayDependOn: [CHANNELS_CORE, CONFIG] },
+  // Channels persist pairing requests, approvals and poll offsets in the session store.
+  [CHANNELS_CORE]: { layer: 3, mayDependOn: [CONFIG, MARKDOWN, SESSION_STORE] },
+  [CHANNEL_ADAPTERS]: { layer: 4, mayDependOn: [CHANNELS_CORE, CONFIG, MARKDOWN] },
 };
 
 /** Every package under apps/, whatever its name: thin entry points on top. */

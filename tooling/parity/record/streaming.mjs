@@ -31,6 +31,7 @@ const { get } = await import("../load-openclaw.mjs");
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outDir = path.resolve(here, "../../../packages/turn-pipeline/fixtures/openclaw/streaming");
+const repoRoot = path.resolve(here, "../../..");
 fs.mkdirSync(outDir, { recursive: true });
 
 const stripReasoningTagsFromText = await get("stripReasoningTagsFromText");
@@ -200,7 +201,8 @@ for (let i = 0; i < 300; i++) {
   steps.push({ force: true });
   chunkerCases.push({ name: `generated ${i}`, chunking, steps, expected: runChunker(chunking, steps) });
 }
-write("block-chunker.json", chunkerCases);
+// The chunker moved to packages/markdown (shared with the channels); its fixture lives there.
+writeTo(path.join(repoRoot, "packages/markdown/fixtures/openclaw"), "block-chunker.json", chunkerCases);
 
 // ---------- reasoning tags (final text) ----------
 const tagCases = [];
@@ -439,8 +441,12 @@ function clean(value) {
   return value === undefined ? null : JSON.parse(JSON.stringify(value));
 }
 function write(name, cases) {
+  writeTo(outDir, name, cases);
+}
+
+function writeTo(dir, name, cases) {
   fs.writeFileSync(
-    path.join(outDir, name),
+    path.join(dir, name),
     `${JSON.stringify({ source: "openclaw@2026.9.6", recordedBy: "tooling/parity/record/streaming.mjs", cases }, null, 1)}\n`,
   );
   console.log(name, cases.length);

@@ -4,7 +4,7 @@
 // or on flush), per-channel minimums (Discord, Signal and Slack default to 1500), and never merging blocks
 // that carry media or a different reply target. The clock is injected so idle flushing is testable without
 // sleeping. Does not own chunking (block-chunker.ts).
-import type { BreakPreference } from "./block-chunker.ts";
+import type { BreakPreference } from "@agent-kernel/markdown";
 import type { ReplyPayload } from "./reply-payload.ts";
 
 export const COALESCE_MIN_CHARS_BY_CHANNEL: Readonly<Record<string, number>> = {

@@ -6,7 +6,7 @@ export {
   type BlockChunking,
   type BreakPreference,
   normalizeChunking,
-} from "./block-chunker.ts";
+} from "@agent-kernel/markdown";
 export {
   BlockCoalescer,
   COALESCE_MIN_CHARS_BY_CHANNEL,

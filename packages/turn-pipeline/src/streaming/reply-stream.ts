@@ -16,8 +16,9 @@
 // The final payload's whole-text passes run on a skeleton collected while the text streams, in which the
 // paragraphs no pass can change stand in as short keys (final-text-skeleton.ts), so the end of a long message
 // does not strip tags and parse directives over all of it again; the result is the same.
+
+import { BlockChunker, type BlockChunking } from "@agent-kernel/markdown";
 import type { AssistantMessageEvent } from "@earendil-works/pi-ai";
-import { BlockChunker, type BlockChunking } from "./block-chunker.ts";
 import { BlockCoalescer, type CoalesceSettings, type TimerScheduler } from "./block-coalescer.ts";
 import { FinalTextSkeleton } from "./final-text-skeleton.ts";
 import { isMessagingToolDuplicate } from "./messaging-dedupe.ts";

@@ -1,8 +1,7 @@
+import { BlockChunker, scanFenceSpans } from "@agent-kernel/markdown";
 import type { AssistantMessage, AssistantMessageEvent } from "@earendil-works/pi-ai";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BlockChunker } from "./block-chunker.ts";
-import { scanFenceSpans } from "./fences.ts";
 import { ReasoningStreamStripper } from "./reasoning-stream.ts";
 import { ReplyStream } from "./reply-stream.ts";
 

@@ -1,6 +1,7 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BlockChunker, type BlockChunking } from "./block-chunker.ts";
-import { loadFixtureCases } from "./parity-fixtures.test-helpers.ts";
 
 type Step = { append: string } | { force: boolean };
 type ChunkerCase = {
@@ -25,7 +26,9 @@ function run(chunking: BlockChunking, steps: Step[]): { drains: string[][]; buff
 }
 
 describe("BlockChunker parity with OpenClaw's EmbeddedBlockChunker", () => {
-  const cases = loadFixtureCases<ChunkerCase>("block-chunker.json");
+  // Recorded by tooling/parity/record/streaming.mjs from OpenClaw 2026.9.6.
+  const fixture = join(import.meta.dirname, "../fixtures/openclaw/block-chunker.json");
+  const cases = (JSON.parse(readFileSync(fixture, "utf8")) as { cases: ChunkerCase[] }).cases;
   it("has hand-written and generated cases", () => {
     expect(cases.length).toBeGreaterThan(300);
   });

@@ -1,0 +1,2 @@
+// The parity harness face (built in issue 10).
+export {};
