@@ -1,7 +1,8 @@
 // Cold start of `agent -m` (the built dist/main.js, a new process per iteration) against tooling/fake-llm,
 // versus a bare script that imports pi-coding-agent and runs the same turn (bare-pi-turn.ts), in the same run.
 // Both get the same scripted tool-using turn (write a file, then answer) over loopback HTTP. Also the cold
-// start of `agent sessions list`, which must not load pi. Target: `agent -m` ≤ 1.1× the bare script.
+// start of `agent sessions list`, which must not load pi. Target: `agent -m` ≤ 1.1× the bare script. The binary
+// enables Node's on-disk compile cache (the bare script does not); a case with it disabled shows what it saves.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,11 +40,11 @@ const env = cleanEnv();
 process.on("exit", () => rmSync(root, { recursive: true, force: true }));
 
 /** Runs node as a child process (asynchronously: the fake server in this process must keep answering). */
-function node(args: readonly string[]): Promise<void> {
+function node(args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...args], {
       cwd: APP_DIR,
-      env,
+      env: { ...env, ...extraEnv },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -93,6 +94,24 @@ export default defineSuite({
           "--state-dir",
           stateDir,
         ]),
+    },
+    {
+      // The binary enables Node's on-disk code cache (see src/main.ts); this case shows the start without it.
+      name: "agent -m (dist, new state dir, NODE_DISABLE_COMPILE_CACHE=1)",
+      before: freshState,
+      run: (stateDir: string) =>
+        node(
+          [
+            join(APP_DIR, "dist", "main.js"),
+            "-m",
+            "write the notes",
+            "--config",
+            configPath,
+            "--state-dir",
+            stateDir,
+          ],
+          { NODE_DISABLE_COMPILE_CACHE: "1" },
+        ),
     },
     {
       name: "agent sessions list (dist, no pi)",

@@ -2,7 +2,13 @@
 // The `agent` binary: runs the command line with the process's IO, aborts a running turn on the first Ctrl-C
 // (the run is stored as aborted; a second Ctrl-C exits at once), and exits with the command's code as soon as
 // the command returned and its output is flushed.
-import { runAgentCli } from "./cli.ts";
+import { enableCompileCache } from "node:module";
+
+// V8's code cache on disk (Node's own, in the OS temp dir unless NODE_COMPILE_CACHE names one): a command
+// started again skips compiling the modules it loads — most of them pi's — which is most of a cold start.
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off. Enabled before anything else loads, hence the dynamic import.
+enableCompileCache();
+const { runAgentCli } = await import("./cli.ts");
 
 const controller = new AbortController();
 process.on("SIGINT", () => {

@@ -1,5 +1,26 @@
 // @agent-kernel/channels-core: the channel contract and what every channel shares — inbound normalisation,
 // access control, routing, text limits, formatting and retry. Adapters live in channels-* packages.
+
+export {
+  type AccessDecision,
+  type AccessOutcome,
+  type AccessReason,
+  type AccessState,
+  type ChannelAccessConfig,
+  type DmPolicy,
+  decideAccess,
+  effectiveAccessSettings,
+  type GroupPolicy,
+  senderMatches,
+} from "./access.ts";
+export {
+  type ChunkMode,
+  DEFAULT_TEXT_CHUNK_LIMIT,
+  resolveTextLimit,
+  splitText,
+  splitTextChunks,
+  type TextChunk,
+} from "./chunking.ts";
 export type {
   ChannelAdapter,
   ChannelCapabilities,
@@ -19,3 +40,68 @@ export type {
   SentMessage,
 } from "./contract.ts";
 export { ChannelError } from "./contract.ts";
+export {
+  type BlockNode,
+  type Dialect,
+  escapeHtml,
+  escapeMarkdownV2,
+  escapeMarkdownV2Code,
+  escapeMarkdownV2Url,
+  escapeSlack,
+  formatAndSplit,
+  formatForDialect,
+  type InlineNode,
+  parseMarkdown,
+  toPlainText,
+  toSlackMrkdwn,
+  toTelegramHtml,
+  toTelegramMarkdownV2,
+} from "./format.ts";
+export {
+  type BotIdentity,
+  botMentionPatterns,
+  InboundDeduper,
+  type InboundDeduperOptions,
+  InboundMessageError,
+  inboundMessageKey,
+  mentionListIncludesBot,
+  mentionsBot,
+  stripBotMention,
+  validateInboundMessage,
+} from "./inbound.ts";
+export {
+  generatePairingCode,
+  normalizePairingCode,
+  PAIRING_CODE_ALPHABET,
+  PAIRING_CODE_LENGTH,
+  PAIRING_DEFAULTS,
+  type PairingApproval,
+  type PairingApprovalResult,
+  type PairingChallenge,
+  type PairingOptions,
+  type PairingRequest,
+  PairingStore,
+} from "./pairing.ts";
+export {
+  abortableSleep,
+  CHANNEL_RETRY_DEFAULTS,
+  type ChannelRetryOptions,
+  retryDelayMs,
+  withChannelRetry,
+} from "./retry.ts";
+export {
+  defaultAgentIdOf,
+  type PeerSessionKeyInput,
+  peerSessionKeyInput,
+  type Route,
+  type RouteMatchedBy,
+  type RoutePeer,
+  type RoutingConfig,
+  type RoutingInput,
+  resolveRoute,
+  routeInbound,
+  routingInputFor,
+  type SessionKeyBuilders,
+  type SessionKeySettings,
+  sessionKeyFor,
+} from "./routing.ts";
