@@ -1,2 +1,36 @@
-// @agent-kernel/channels-slack: Slack channel: Web API chat.postMessage with threads and mrkdwn, inbound Events API over HTTP with request signature verification.
-export {};
+// @agent-kernel/channels-slack: the Slack channel adapter — inbound Events API over HTTP with request signature
+// verification, replay refusal and retry dedupe; outbound Web API chat.postMessage with mrkdwn, chunking that
+// never breaks a code fence, threads, uploads, edits and rate-limit handling.
+export {
+  createSlackChannel,
+  DEFAULT_SLACK_EVENTS_PATH,
+  SLACK_MAX_TEXT_LENGTH,
+  type SlackChannel,
+  type SlackChannelConfig,
+  type SlackChannelOptions,
+  slackOptionsFromConfig,
+} from "./channel.ts";
+export { escapeSlackText, formatSlackChunks, markdownToSlackMrkdwn } from "./mrkdwn.ts";
+export {
+  chatTypeOf,
+  decodeSlackText,
+  normalizeSlackEvent,
+  parseMentions,
+  type SlackIdentity,
+} from "./normalize.ts";
+export {
+  computeSlackSignature,
+  type SignatureCheck,
+  type SignatureInput,
+  SLACK_SIGNATURE_MAX_AGE_SECONDS,
+  verifySlackSignature,
+} from "./signature.ts";
+export {
+  DEFAULT_SLACK_API_BASE_URL,
+  parseRetryAfter,
+  SLACK_CHANNEL_ID,
+  type SlackApiParams,
+  type SlackApiResponse,
+  SlackWebApi,
+  type SlackWebApiOptions,
+} from "./web-api.ts";

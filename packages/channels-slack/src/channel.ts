@@ -1,0 +1,469 @@
+// The Slack adapter. Inbound in Events API mode (the default): an HTTP endpoint that verifies Slack's request
+// signatures, refuses stale and replayed requests, answers url_verification, dedupes Slack's retries, and hands
+// each user message to the gateway before acknowledging it; or in Socket Mode over socket-mode.ts, with the
+// same dedupe and accept-then-acknowledge rule. Outbound over the Web API (mrkdwn, chunking, threads, uploads,
+// edits, rate limits). Owns the adapter lifecycle. Does not own the wire client (web-api.ts), the event
+// mapping (normalize.ts), the dialect (mrkdwn.ts), nor access control and routing (channels-core).
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { basename } from "node:path";
+import {
+  type ChannelAdapter,
+  type ChannelCapabilities,
+  ChannelError,
+  type ChannelStartOptions,
+  type ChunkMode,
+  type InboundHandler,
+  type MediaItem,
+  type OutboundMessage,
+  type OutboundTarget,
+  type SendResult,
+  type SentMessage,
+} from "@agent-kernel/channels-core";
+import { CHANNEL_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
+import { ExpiringSet } from "./expiring-set.ts";
+import { escapeSlackText, formatSlackChunks, markdownToSlackMrkdwn } from "./mrkdwn.ts";
+import { normalizeSlackEvent, type SlackIdentity } from "./normalize.ts";
+import { SLACK_SIGNATURE_MAX_AGE_SECONDS, verifySlackSignature } from "./signature.ts";
+import { SocketModeClient } from "./socket-mode.ts";
+import { SLACK_CHANNEL_ID, type SlackApiResponse, SlackWebApi } from "./web-api.ts";
+
+/** Slack's hard limit on a message's `text`. */
+export const SLACK_MAX_TEXT_LENGTH = 40_000;
+export const DEFAULT_SLACK_EVENTS_PATH = "/slack/events";
+/** Events API bodies are small; anything past this is not Slack. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export type SlackChannelConfig = NonNullable<KernelConfig["channels"]["slack"]>;
+
+export interface SlackChannelOptions {
+  /** The bot token (`xoxb-…`). */
+  readonly botToken: string;
+  /** `events` (default): Slack POSTs to our endpoint; `socket`: we hold a Socket Mode WebSocket. */
+  readonly mode?: "events" | "socket";
+  /** The app's signing secret: every Events API request is verified with it (events mode). */
+  readonly signingSecret?: string;
+  /** The app-level token (`xapp-…`, scope `connections:write`), Socket Mode only. */
+  readonly appToken?: string;
+  /** Web API base URL (default `https://slack.com/api/`; tests point it at the fake). */
+  readonly apiBaseUrl?: string;
+  readonly accountId?: string;
+  /** Bind address of the events endpoint (default 127.0.0.1: put a TLS reverse proxy in front of it). */
+  readonly host?: string;
+  /** Port of the events endpoint (default 0: any free port, see `endpointUrl`). */
+  readonly port?: number;
+  /** Request URL path Slack posts events to (default `/slack/events`). */
+  readonly path?: string;
+  /** Characters per outbound message (default the config's `textChunkLimit`, 4000; at most 40000). */
+  readonly textChunkLimit?: number;
+  /** `length` (default): break at the last newline or space before the limit; `newline`: prefer paragraphs. */
+  readonly chunkMode?: ChunkMode;
+  /** Accept messages posted by other bots (default false). */
+  readonly allowBots?: boolean;
+  /** Rate-limit retries per Web API call (default 2). */
+  readonly maxRateLimitRetries?: number;
+  /** Longest `Retry-After` waited out before failing the call (default 60 s). */
+  readonly maxRetryAfterMs?: number;
+  /** Socket Mode: first reconnect delay after a dropped connection (default 1 s, doubling to 30 s). */
+  readonly reconnectDelayMs?: number;
+}
+
+export interface SlackChannel extends ChannelAdapter {
+  /** The events endpoint's URL once started (`http://127.0.0.1:<port>/slack/events`); undefined in Socket Mode. */
+  readonly endpointUrl: string | undefined;
+  /** The bot's identity from auth.test, once started. */
+  readonly identity: SlackIdentity | undefined;
+}
+
+/** Reads the adapter options from `channels.slack` (its `textChunkLimit`, tokens, secret and API URL). */
+export function slackOptionsFromConfig(
+  config: SlackChannelConfig,
+  extra: Omit<
+    SlackChannelOptions,
+    "mode" | "botToken" | "signingSecret" | "appToken" | "apiBaseUrl" | "textChunkLimit" | "chunkMode"
+  > = {},
+): SlackChannelOptions {
+  if (!config.botToken) throw new Error("channels.slack.botToken is required (the xoxb- bot token)");
+  if (config.mode === "socket" && !config.appToken)
+    throw new Error("channels.slack.appToken is required in socket mode (the xapp- app-level token)");
+  if (config.mode === "events" && !config.signingSecret)
+    throw new Error("channels.slack.signingSecret is required in events mode (it verifies Slack's requests)");
+  return {
+    ...extra,
+    mode: config.mode,
+    botToken: config.botToken,
+    ...(config.signingSecret !== undefined ? { signingSecret: config.signingSecret } : {}),
+    ...(config.appToken !== undefined ? { appToken: config.appToken } : {}),
+    textChunkLimit: config.textChunkLimit,
+    ...(config.chunkMode !== undefined ? { chunkMode: config.chunkMode } : {}),
+    ...(config.apiBaseUrl !== undefined ? { apiBaseUrl: config.apiBaseUrl } : {}),
+  };
+}
+
+export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
+  if (!options.botToken) throw new Error("createSlackChannel: botToken is required");
+  const mode = options.mode ?? "events";
+  const signingSecret = options.signingSecret ?? "";
+  if (mode === "events" && !signingSecret)
+    throw new Error("createSlackChannel: signingSecret is required in events mode");
+  if (mode === "socket" && !options.appToken)
+    throw new Error("createSlackChannel: appToken (xapp-…) is required in socket mode");
+  const textChunkLimit = Math.min(
+    options.textChunkLimit ?? CHANNEL_DEFAULTS.textChunkLimit,
+    SLACK_MAX_TEXT_LENGTH,
+  );
+  if (!Number.isInteger(textChunkLimit) || textChunkLimit < 16)
+    throw new Error(
+      `createSlackChannel: textChunkLimit must be an integer ≥ 16 (got ${options.textChunkLimit})`,
+    );
+  const accountId = options.accountId ?? "default";
+  const path = options.path ?? DEFAULT_SLACK_EVENTS_PATH;
+  const windowMs = SLACK_SIGNATURE_MAX_AGE_SECONDS * 1000;
+  const stopController = new AbortController();
+  const api = new SlackWebApi({
+    botToken: options.botToken,
+    signal: stopController.signal,
+    ...(options.apiBaseUrl !== undefined ? { apiBaseUrl: options.apiBaseUrl } : {}),
+    ...(options.maxRateLimitRetries !== undefined
+      ? { maxRateLimitRetries: options.maxRateLimitRetries }
+      : {}),
+    ...(options.maxRetryAfterMs !== undefined ? { maxRetryAfterMs: options.maxRetryAfterMs } : {}),
+  });
+
+  // Accepted requests' signatures (a byte-identical replay is refused), accepted event ids (Slack's retries
+  // are acknowledged without handling them twice) and message keys (`message` and `app_mention` both arrive
+  // for one mention). Only accepted work is remembered, so a retry after a failed handler is handled again.
+  const acceptedSignatures = new ExpiringSet(windowMs);
+  const acceptedEventIds = new ExpiringSet(windowMs * 2);
+  const acceptedMessageKeys = new ExpiringSet(windowMs * 2);
+  const inFlightEvents = new Map<string, Promise<boolean>>();
+  const inFlight = new Set<Promise<unknown>>();
+
+  let server: Server | undefined;
+  let socketClient: SocketModeClient | undefined;
+  let endpointUrl: string | undefined;
+  let identity: SlackIdentity | undefined;
+  let handler: InboundHandler | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const capabilities: ChannelCapabilities = {
+    threads: true,
+    edits: true,
+    // Slack has no typing indicator for bots on the Web API: sendTyping is a no-op.
+    typing: false,
+    media: true,
+    // Slack has reactions, but the contract has no call to add one yet
+    reactions: false,
+    maxTextLength: textChunkLimit,
+    dialect: "slack-mrkdwn",
+  };
+
+  const handleRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (url.pathname !== path) return reply(res, 404);
+    if (req.method !== "POST") return reply(res, 405, undefined, { allow: "POST" });
+    const body = await readBody(req, MAX_BODY_BYTES);
+    if (body === undefined) return reply(res, 413);
+    const signature = header(req, "x-slack-signature");
+    const check = verifySlackSignature({
+      signingSecret,
+      timestamp: header(req, "x-slack-request-timestamp"),
+      signature,
+      rawBody: body,
+    });
+    if (!check.ok) return reply(res, 401);
+    if (signature === undefined) return reply(res, 401);
+    if (acceptedSignatures.has(signature)) {
+      // Slack's first retry can come within the same second (same timestamp, same body, same signature): a
+      // declared retry of accepted work is acknowledged, anything else identical is a replay. Neither runs twice.
+      return reply(res, header(req, "x-slack-retry-num") !== undefined ? 200 : 401);
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(body.toString("utf8"));
+    } catch {
+      return reply(res, 400);
+    }
+    if (!isObject(payload)) return reply(res, 400);
+    if (payload.type === "url_verification") {
+      acceptedSignatures.add(signature);
+      const challenge = typeof payload.challenge === "string" ? payload.challenge : "";
+      return reply(res, 200, JSON.stringify({ challenge }), { "content-type": "application/json" });
+    }
+    if (payload.type !== "event_callback") {
+      acceptedSignatures.add(signature);
+      return reply(res, 200);
+    }
+    if (!(await acceptPayload(payload))) return reply(res, 500);
+    acceptedSignatures.add(signature);
+    return reply(res, 200);
+  };
+
+  /** Both transports' entry: an `event_callback` handled once per event id; other payloads need nothing. */
+  const acceptPayload = async (payload: Record<string, unknown>): Promise<boolean> => {
+    if (payload.type !== "event_callback") return true;
+    const eventId = typeof payload.event_id === "string" ? payload.event_id : undefined;
+    return eventId === undefined ? acceptEvent(payload) : acceptOnce(eventId, payload);
+  };
+
+  /** Handles an event id once: a retry waits for the attempt in flight and succeeds with it. */
+  const acceptOnce = async (eventId: string, payload: Record<string, unknown>): Promise<boolean> => {
+    if (acceptedEventIds.has(eventId)) return true;
+    const running = inFlightEvents.get(eventId);
+    if (running) return running;
+    const attempt = acceptEvent(payload).then((ok) => {
+      if (ok) acceptedEventIds.add(eventId);
+      return ok;
+    });
+    inFlightEvents.set(eventId, attempt);
+    try {
+      return await attempt;
+    } finally {
+      inFlightEvents.delete(eventId);
+    }
+  };
+
+  /** True once the message is handled (or deliberately ignored); false when the handler failed. */
+  const acceptEvent = async (payload: Record<string, unknown>): Promise<boolean> => {
+    if (!identity || !handler) return false;
+    const teamId = typeof payload.team_id === "string" ? payload.team_id : undefined;
+    const message = normalizeSlackEvent(payload.event, identity, teamId);
+    if (!message) return true;
+    const key = `${message.conversation.chatId}:${message.messageId}`;
+    if (acceptedMessageKeys.has(key)) return true;
+    try {
+      await handler(message);
+    } catch {
+      return false;
+    }
+    acceptedMessageKeys.add(key);
+    return true;
+  };
+
+  const postText = async (
+    channel: string,
+    text: string,
+    threadTs: string | undefined,
+  ): Promise<SentMessage> => {
+    const response = await api.call("chat.postMessage", {
+      channel,
+      text,
+      mrkdwn: true,
+      ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
+    });
+    return sentMessage(response, channel, threadTs);
+  };
+
+  const uploadFile = async (
+    channel: string,
+    item: MediaItem,
+    threadTs: string | undefined,
+  ): Promise<SentMessage> => {
+    const bytes =
+      item.data ?? (item.path !== undefined ? new Uint8Array(await readMedia(item.path)) : undefined);
+    if (!bytes)
+      throw new ChannelError(SLACK_CHANNEL_ID, "media item has no url, path or data", { retryable: false });
+    if (bytes.length === 0)
+      throw new ChannelError(SLACK_CHANNEL_ID, "media item is empty", { retryable: false });
+    const filename = item.fileName ?? (item.path !== undefined ? basename(item.path) : `${item.kind}.bin`);
+    const target = await api.call("files.getUploadURLExternal", { filename, length: bytes.length }, "form");
+    const uploadUrl = target.upload_url;
+    const fileId = target.file_id;
+    if (typeof uploadUrl !== "string" || typeof fileId !== "string")
+      throw new ChannelError(SLACK_CHANNEL_ID, "files.getUploadURLExternal: no upload_url/file_id", {
+        retryable: false,
+      });
+    await api.upload(uploadUrl, bytes, item.mimeType);
+    await api.call(
+      "files.completeUploadExternal",
+      {
+        files: [{ id: fileId, title: filename }],
+        channel_id: channel,
+        ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
+        ...(item.caption
+          ? { initial_comment: markdownToSlackMrkdwn(item.caption).slice(0, SLACK_MAX_TEXT_LENGTH) }
+          : {}),
+      },
+      "form",
+    );
+    return { messageId: fileId, chatId: channel, ...(threadTs !== undefined ? { threadId: threadTs } : {}) };
+  };
+
+  const adapter: SlackChannel = {
+    id: SLACK_CHANNEL_ID,
+    accountId,
+    capabilities,
+    get endpointUrl() {
+      return endpointUrl;
+    },
+    get identity() {
+      return identity;
+    },
+
+    async start(startOptions: ChannelStartOptions): Promise<void> {
+      if (server || socketClient) throw new Error("slack: already started");
+      if (stopping) throw new Error("slack: a stopped adapter cannot be restarted; create a new one");
+      const auth = await api.call("auth.test");
+      const botUserId = typeof auth.user_id === "string" ? auth.user_id : undefined;
+      if (!botUserId)
+        throw new ChannelError(SLACK_CHANNEL_ID, "auth.test returned no user_id", { retryable: false });
+      identity = {
+        accountId,
+        botUserId,
+        ...(typeof auth.bot_id === "string" ? { botId: auth.bot_id } : {}),
+        ...(typeof auth.team_id === "string" ? { teamId: auth.team_id } : {}),
+        ...(options.allowBots !== undefined ? { allowBots: options.allowBots } : {}),
+      };
+      handler = startOptions.onMessage;
+      startOptions.signal?.addEventListener("abort", () => void adapter.stop(), { once: true });
+      if (mode === "socket") {
+        const appApi = new SlackWebApi({
+          botToken: options.appToken ?? "",
+          signal: stopController.signal,
+          ...(options.apiBaseUrl !== undefined ? { apiBaseUrl: options.apiBaseUrl } : {}),
+        });
+        socketClient = new SocketModeClient({
+          appApi,
+          onEvent: (payload) => acceptPayload(payload),
+          ...(options.reconnectDelayMs !== undefined ? { reconnectDelayMs: options.reconnectDelayMs } : {}),
+        });
+        await socketClient.start();
+        return;
+      }
+      const listening = createServer((req, res) => {
+        const work = handleRequest(req, res).catch(() => {
+          if (!res.headersSent) reply(res, 500);
+        });
+        inFlight.add(work);
+        void work.finally(() => inFlight.delete(work));
+      });
+      await new Promise<void>((resolve, reject) => {
+        listening.once("error", reject);
+        listening.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+          listening.off("error", reject);
+          resolve();
+        });
+      });
+      server = listening;
+      const address = listening.address() as AddressInfo;
+      const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+      endpointUrl = `http://${host}:${address.port}${path}`;
+    },
+
+    stop(): Promise<void> {
+      stopping ??= (async () => {
+        stopController.abort();
+        await socketClient?.stop();
+        const closing = server;
+        if (closing) {
+          await new Promise<void>((resolve) => {
+            closing.close(() => resolve());
+            closing.closeIdleConnections();
+          });
+        }
+        await Promise.allSettled([...inFlight]);
+      })();
+      return stopping;
+    },
+
+    async send(message: OutboundMessage): Promise<SendResult> {
+      const { target } = message;
+      const threadTs = threadOf(target);
+      const sent: SentMessage[] = [];
+      if (message.text?.trim()) {
+        for (const chunk of formatSlackChunks(message.text, textChunkLimit, options.chunkMode ?? "length")) {
+          sent.push(await postText(target.chatId, chunk, threadTs));
+        }
+      }
+      for (const item of message.media ?? []) {
+        if (item.url !== undefined && item.data === undefined && item.path === undefined) {
+          sent.push(await postText(target.chatId, mediaLink(item), threadTs));
+        } else {
+          sent.push(await uploadFile(target.chatId, item, threadTs));
+        }
+      }
+      return { messages: sent };
+    },
+
+    async sendTyping(_target: OutboundTarget): Promise<void> {
+      // Slack gives bots no typing indicator (RTM's `typing` went with classic apps); nothing to do.
+    },
+
+    async edit(target: OutboundTarget, messageId: string, text: string): Promise<void> {
+      const formatted = markdownToSlackMrkdwn(text);
+      if (formatted.length > SLACK_MAX_TEXT_LENGTH)
+        throw new ChannelError(
+          SLACK_CHANNEL_ID,
+          `edit: text is ${formatted.length} characters, Slack allows ${SLACK_MAX_TEXT_LENGTH}`,
+          {
+            retryable: false,
+          },
+        );
+      await api.call("chat.update", { channel: target.chatId, ts: messageId, text: formatted });
+    },
+  };
+  return adapter;
+}
+
+/** Replies go into the inbound thread; `replyToMessageId` (a message ts) starts or joins that message's thread. */
+function threadOf(target: OutboundTarget): string | undefined {
+  return target.threadId ?? target.replyToMessageId;
+}
+
+function mediaLink(item: MediaItem): string {
+  const url = (item.url ?? "").replace(/&/g, "&amp;").replace(/[<>|]/g, encodeURIComponent);
+  const label = item.fileName ? `<${url}|${escapeSlackText(item.fileName).replace(/\|/g, "¦")}>` : `<${url}>`;
+  return item.caption ? `${markdownToSlackMrkdwn(item.caption)}\n${label}` : label;
+}
+
+function sentMessage(response: SlackApiResponse, channel: string, threadTs: string | undefined): SentMessage {
+  const ts = response.ts;
+  if (typeof ts !== "string")
+    throw new ChannelError(SLACK_CHANNEL_ID, "chat.postMessage returned no ts", { retryable: false });
+  const chatId = typeof response.channel === "string" ? response.channel : channel;
+  return { messageId: ts, chatId, ...(threadTs !== undefined ? { threadId: threadTs } : {}) };
+}
+
+async function readMedia(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (cause) {
+    throw new ChannelError(SLACK_CHANNEL_ID, `cannot read media file ${path}`, { retryable: false, cause });
+  }
+}
+
+function reply(
+  res: ServerResponse,
+  status: number,
+  body?: string,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { "cache-control": "no-store", ...headers });
+  res.end(body);
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The raw body, or undefined when it is larger than `limit` (the rest is drained, not buffered). */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) tooLarge = true;
+      if (!tooLarge) chunks.push(chunk);
+    });
+    req.on("end", () => resolve(tooLarge ? undefined : Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
