@@ -1,0 +1,138 @@
+// Reads the parameters of a Bot API call the four ways Telegram accepts them: the query string,
+// `application/json`, `application/x-www-form-urlencoded` and `multipart/form-data` (uploads). Owns decoding
+// and the typed accessors the methods use (Telegram takes "123" for an integer and a JSON-serialised string
+// for an object field in form bodies); does not own what a method does with them (server.ts).
+import type { IncomingMessage } from "node:http";
+
+export interface UploadedFile {
+  readonly field: string;
+  readonly fileName: string;
+  readonly mimeType: string;
+  readonly bytes: Uint8Array;
+}
+
+export interface CallParams {
+  readonly values: Record<string, unknown>;
+  readonly files: UploadedFile[];
+  readonly contentType: string;
+}
+
+/** A parameter Telegram would reject, with its wording ("Bad Request: chat_id is empty"). */
+export class BadParamError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BadParamError";
+  }
+}
+
+async function readAll(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks);
+}
+
+/** Form values are strings; object and array fields arrive JSON-serialised. */
+function formValue(value: string): unknown {
+  const first = value.trimStart().charAt(0);
+  if (first === "{" || first === "[") {
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  }
+  return value;
+}
+
+export async function readCallParams(req: IncomingMessage, query: URLSearchParams): Promise<CallParams> {
+  const values: Record<string, unknown> = {};
+  for (const [key, value] of query) values[key] = formValue(value);
+  const files: UploadedFile[] = [];
+  const contentType = (req.headers["content-type"] ?? "").toLowerCase();
+  const body = await readAll(req);
+  if (body.length === 0) return { values, files, contentType };
+  if (contentType.startsWith("application/json")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString("utf8"));
+    } catch {
+      throw new BadParamError("Bad Request: can't parse JSON object");
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw new BadParamError("Bad Request: can't parse JSON object");
+    }
+    Object.assign(values, parsed);
+    return { values, files, contentType };
+  }
+  if (
+    contentType.startsWith("multipart/form-data") ||
+    contentType.startsWith("application/x-www-form-urlencoded")
+  ) {
+    let form: FormData;
+    try {
+      // the WHATWG parser Node ships (undici): the same multipart grammar browsers and fetch clients write
+      form = await new Request("http://fake.invalid/", {
+        method: "POST",
+        headers: { "content-type": req.headers["content-type"] ?? "" },
+        body,
+      }).formData();
+    } catch {
+      throw new BadParamError("Bad Request: can't parse request body");
+    }
+    for (const [key, value] of form) {
+      if (typeof value === "string") values[key] = formValue(value);
+      else {
+        files.push({
+          field: key,
+          fileName: value.name,
+          mimeType: value.type || "application/octet-stream",
+          bytes: new Uint8Array(await value.arrayBuffer()),
+        });
+      }
+    }
+    return { values, files, contentType };
+  }
+  throw new BadParamError(`Bad Request: unsupported Content-Type "${contentType}"`);
+}
+
+export function optionalString(values: Record<string, unknown>, name: string): string | undefined {
+  const value = values[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  throw new BadParamError(`Bad Request: field "${name}" must be of type String`);
+}
+
+export function optionalInt(values: Record<string, unknown>, name: string): number | undefined {
+  const value = values[name];
+  if (value === undefined || value === null || value === "") return undefined;
+  const number = typeof value === "number" ? value : typeof value === "string" ? Number(value) : Number.NaN;
+  if (!Number.isInteger(number))
+    throw new BadParamError(`Bad Request: field "${name}" must be of type Integer`);
+  return number;
+}
+
+export function optionalBool(values: Record<string, unknown>, name: string): boolean | undefined {
+  const value = values[name];
+  if (value === undefined || value === null) return undefined;
+  if (value === true || value === "true" || value === 1 || value === "1") return true;
+  if (value === false || value === "false" || value === 0 || value === "0") return false;
+  throw new BadParamError(`Bad Request: field "${name}" must be of type Boolean`);
+}
+
+export function optionalObject(
+  values: Record<string, unknown>,
+  name: string,
+): Record<string, unknown> | undefined {
+  const value = values[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+  throw new BadParamError(`Bad Request: can't parse ${name} JSON object`);
+}
+
+export function optionalStringArray(values: Record<string, unknown>, name: string): string[] | undefined {
+  const value = values[name];
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value;
+  throw new BadParamError(`Bad Request: can't parse ${name} JSON array`);
+}
