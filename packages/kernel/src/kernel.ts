@@ -2,8 +2,8 @@
 // `executeTurn` — a run registered, queued in its session lane and under the global cap, the executor called
 // with the prepared context (it creates the run record), the decisions made for the run stored as its event 0
 // (in the executor's finishing transaction), the session metadata updated once, the outcome normalised with
-// the kernel's own work per phase in its timings and handed to the delivery sink — plus aborting, waiting
-// and the one event stream (run-registry.ts). Does not own: the rules of resolution (prepare.ts and the packages below),
+// the kernel's own work per phase in its timings and handed to the delivery sink — plus aborting, steering,
+// waiting and the one event stream (run-registry.ts). Does not own: the rules of resolution (prepare.ts and the packages below),
 // the turn itself (turn-pipeline's executor), or delivery (entry points, through `DeliverySink`).
 import { randomUUID } from "node:crypto";
 import { availableParallelism } from "node:os";
@@ -23,6 +23,7 @@ import {
   executeTurn as executeTurnInPi,
   ModelRuntimePool,
   type ReplyPayload,
+  SteerHandle,
   type TurnCallbacks,
   type TurnContext,
   type TurnRequest,
@@ -394,6 +395,20 @@ export class Kernel {
     return this.#registry.abortSession(ref, "aborted by the caller");
   }
 
+  /**
+   * Steers `text` into a running turn (pi's steering: after the current model message and its tool batch,
+   * before the next model call). `target` is a runId, or a session key whose running turn is meant (as
+   * stored, `agent:<id>:<rest>`). Resolves true once the text is in that turn's model context; false when no
+   * turn is running there, or the turn is past the point where steering applies (it was between attempts or
+   * finishing): the caller then runs the message as a turn of its own.
+   */
+  steer(target: string, text: string): Promise<boolean> {
+    const byRun = this.#registry.get(target);
+    const run =
+      byRun ?? this.#registry.list({ sessionKey: target }).find((active) => active.phase === "running");
+    return run === undefined ? Promise.resolve(false) : this.#registry.steer(run.runId, text);
+  }
+
   /** The outcome of a queued, running or recently ended run; undefined for an unknown runId. */
   wait(runId: string): Promise<TurnOutcome> | undefined {
     return this.#registry.wait(runId);
@@ -419,20 +434,28 @@ export class Kernel {
     const runtime = prepared.runtimeContext;
     const runId = turn.runId ?? randomUUID();
     const sessionKey = runtime.sessionKey.value;
-    const signal = this.#registry.register({
-      runId,
-      agentId: runtime.agentId.value,
-      sessionKey,
-      sessionId: prepared.transcript.sessionId,
-      entryPoint: prepared.defaults.entryPoint,
-      queuedAt: this.#now(),
-    });
+    const steering = new SteerHandle();
+    const signal = this.#registry.register(
+      {
+        runId,
+        agentId: runtime.agentId.value,
+        sessionKey,
+        sessionId: prepared.transcript.sessionId,
+        entryPoint: prepared.defaults.entryPoint,
+        queuedAt: this.#now(),
+      },
+      steering,
+    );
     const onCallerAbort = () => this.#registry.abort(runId, "aborted by the caller");
     if (turn.signal?.aborted) onCallerAbort();
     turn.signal?.addEventListener("abort", onCallerAbort, { once: true });
     try {
       const running = this.#lanes
-        .run(sessionKey, () => this.#runAdmitted(prepared, turn, runId, signal, started, clock), signal)
+        .run(
+          sessionKey,
+          () => this.#runAdmitted(prepared, turn, runId, signal, started, clock, steering),
+          signal,
+        )
         .catch((error: unknown) => {
           if (error instanceof LaneWaitAbortedError)
             return this.#abortedWhileQueued(prepared, turn, runId, started, clock);
@@ -550,6 +573,7 @@ export class Kernel {
     signal: AbortSignal,
     started: number,
     clock: PhaseClock,
+    steering: SteerHandle,
   ): Promise<TurnOutcome> {
     const admitted = performance.now();
     clock.enter("bookkeepingMs");
@@ -620,6 +644,7 @@ export class Kernel {
       signal,
       entryPoint: defaults.entryPoint,
       callbacks,
+      steering,
     };
 
     // The decisions become the run's event 0 in the executor's finishing transaction (nothing is written

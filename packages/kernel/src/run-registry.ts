@@ -1,8 +1,9 @@
 // The run registry and the kernel's one event stream. Owns: which runs are queued or running (by runId and by
 // session), aborting one run or every run of a session, waiting for a run's outcome (also shortly after it
-// ended), and fanning every run's `AgentEventPayload` out to subscribers (a failing subscriber never breaks a
-// run or another subscriber). Does not own: producing events (the executor; the kernel for runs that never
+// ended), steering a message into a running run (through the turn's `SteerHandle`), and fanning every run's
+// `AgentEventPayload` out to subscribers (a failing subscriber never breaks a run or another subscriber). Does not own: producing events (the executor; the kernel for runs that never
 // reached it) or persisting them (the executor and the kernel write them to the store).
+import type { SteerHandle } from "@agent-kernel/turn-pipeline";
 import type { AgentEventPayload, TurnOutcome } from "./types.ts";
 
 export type RunPhase = "queued" | "running";
@@ -24,6 +25,7 @@ interface Entry {
   readonly done: Promise<TurnOutcome>;
   readonly resolve: (outcome: TurnOutcome) => void;
   readonly reject: (error: unknown) => void;
+  readonly steering: SteerHandle | undefined;
 }
 
 export type EventListener = (event: AgentEventPayload) => void;
@@ -42,7 +44,7 @@ export class RunRegistry {
   readonly #listeners = new Set<EventListener>();
 
   /** Registers a queued run; its signal aborts on `abort`/`abortSession`. */
-  register(run: Omit<ActiveRun, "phase">): AbortSignal {
+  register(run: Omit<ActiveRun, "phase">, steering?: SteerHandle): AbortSignal {
     if (this.#active.has(run.runId)) {
       throw new DuplicateRunError(`run ${run.runId} is already ${this.#active.get(run.runId)?.run.phase}`);
     }
@@ -55,7 +57,14 @@ export class RunRegistry {
     // Nobody may be waiting; an unobserved rejection must not crash the process.
     done.catch(() => {});
     const controller = new AbortController();
-    this.#active.set(run.runId, { run: { ...run, phase: "queued" }, controller, done, resolve, reject });
+    this.#active.set(run.runId, {
+      run: { ...run, phase: "queued" },
+      controller,
+      done,
+      resolve,
+      reject,
+      steering,
+    });
     return controller.signal;
   }
 
@@ -114,6 +123,16 @@ export class RunRegistry {
     const runs = this.list(ref);
     for (const run of runs) this.abort(run.runId, reason);
     return runs.map((run) => run.runId);
+  }
+
+  /**
+   * Steers `text` into a running run: resolves true once it is in the model's context within that run, false
+   * when the run is unknown, still queued, ended, or past the point where steering applies (see `SteerHandle`).
+   */
+  steer(runId: string, text: string): Promise<boolean> {
+    const entry = this.#active.get(runId);
+    if (entry?.run.phase !== "running" || entry.steering === undefined) return Promise.resolve(false);
+    return entry.steering.steer(text);
   }
 
   /** The run's outcome once it ends; undefined for a runId this kernel does not know (or forgot). */

@@ -315,17 +315,20 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         if (stopCause !== undefined) {
           // Aborted before this attempt could start: nothing is sent.
         } else if (!prompted) {
+          request.steering?.attach(session);
           prompted = true;
           await session.prompt(request.prompt, {
             expandPromptTemplates: false,
             ...(request.images && request.images.length > 0 ? { images: [...request.images] } : {}),
           });
         } else {
+          request.steering?.attach(session);
           await session.agent.continue();
         }
       } catch (error) {
         thrown = error instanceof Error ? error.message : String(error);
       } finally {
+        request.steering?.detach();
         onActivity(false);
         unsubscribe();
       }
@@ -558,6 +561,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     errorMessage = error instanceof Error ? error.message : String(error);
     currentSession?.dispose();
   } finally {
+    request.steering?.end();
     if (turnTimer) clearTimeout(turnTimer);
     if (stallTimer) clearTimeout(stallTimer);
     request.signal?.removeEventListener("abort", onCallerAbort);

@@ -20,6 +20,7 @@ export {
 export { createHermeticSession, type HermeticSessionInput, toPiThinkingLevel } from "./hermetic-session.ts";
 export { type AttemptCredential, ModelRuntimePool, type ModelRuntimePoolOptions } from "./model-runtimes.ts";
 export { type RunEventStorage, toStoredRunEvents } from "./run-event-storage.ts";
+export { SteerHandle } from "./steering.ts";
 export {
   BOOTSTRAP_ENTRY_TYPE,
   BOOTSTRAP_FILE_NAMES,

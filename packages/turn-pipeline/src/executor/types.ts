@@ -10,6 +10,7 @@ import type { ImageContent } from "@earendil-works/pi-ai";
 import type { ReasoningMode, ReplyPayload, ReplyStreamOptions } from "../streaming/index.ts";
 import type { ModelRuntimePool } from "./model-runtimes.ts";
 import type { RunEventStorage } from "./run-event-storage.ts";
+import type { SteerHandle } from "./steering.ts";
 
 /** The streams of the one event envelope (DESIGN §3). */
 export type AgentEventStream = "lifecycle" | "assistant" | "tool" | "compaction" | "error";
@@ -110,6 +111,8 @@ export interface TurnRequest {
   /** `agent`, `auto-reply`, `followup`, `cron`, `hybrid-planner`, ... */
   readonly entryPoint: string;
   readonly callbacks?: TurnCallbacks;
+  /** Where messages steered into this turn go (the kernel's run registry holds it). */
+  readonly steering?: SteerHandle;
 }
 
 /** One provider call of the recovery loop. */

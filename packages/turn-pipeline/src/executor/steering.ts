@@ -1,0 +1,81 @@
+// Steering a running turn: the handle through which a message reaches the live pi AgentSession of a turn
+// (pi's `AgentSession.steer`: delivered after the current assistant message and its tool batch, before the
+// next model call). Owns: which session of the turn is live (the executor attaches each attempt's session
+// while it prompts and detaches it after), and telling the caller whether a steered message actually reached
+// the model's context (pi emits the user message's `message_start` when it does). Does not own: deciding
+// what to steer (the entry point), or finding the run (the kernel's run registry).
+import type { AgentSession, AgentSessionEvent } from "@earendil-works/pi-coding-agent";
+
+interface PendingSteer {
+  readonly text: string;
+  readonly resolve: (delivered: boolean) => void;
+}
+
+function userText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((block: { type?: string; text?: string }) => (block.type === "text" ? (block.text ?? "") : ""))
+    .join("");
+}
+
+/**
+ * One per turn. `steer(text)` resolves true once the text is in the model's context within this turn, and
+ * false when it cannot be or was not: no attempt is prompting right now (before the first, between two,
+ * after the last), the turn ended, or the attempt ended before pi picked the message up.
+ */
+export class SteerHandle {
+  #session: AgentSession | undefined;
+  #unsubscribe: (() => void) | undefined;
+  #pending: PendingSteer[] = [];
+  #ended = false;
+
+  /** Whether a message steered now would go to a prompting attempt. */
+  get steerable(): boolean {
+    return !this.#ended && this.#session !== undefined;
+  }
+
+  steer(text: string): Promise<boolean> {
+    const session = this.#session;
+    if (this.#ended || session === undefined || text.trim() === "") return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      this.#pending.push({ text, resolve });
+      session.steer(text).catch(() => this.#settle(text, false));
+    });
+  }
+
+  /** The executor: `session` is about to prompt (or continue); steered messages go to it. */
+  attach(session: AgentSession): void {
+    this.detach();
+    if (this.#ended) return;
+    this.#session = session;
+    this.#unsubscribe = session.subscribe((event: AgentSessionEvent) => {
+      if (event.type === "message_start" && event.message.role === "user") {
+        this.#settle(userText(event.message.content), true);
+      }
+    });
+  }
+
+  /** The executor: the attempt stopped prompting; whatever pi did not pick up was not delivered. */
+  detach(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    this.#session = undefined;
+    const undelivered = this.#pending;
+    this.#pending = [];
+    for (const pending of undelivered) pending.resolve(false);
+  }
+
+  /** The executor: the turn is over; every later `steer` answers false. */
+  end(): void {
+    this.detach();
+    this.#ended = true;
+  }
+
+  #settle(text: string, delivered: boolean): void {
+    const index = this.#pending.findIndex((pending) => pending.text === text);
+    if (index < 0) return;
+    const [pending] = this.#pending.splice(index, 1);
+    pending?.resolve(delivered);
+  }
+}
