@@ -1,0 +1,461 @@
+// The auto-reply gateway: the channels' inbound messages through access control and routing into kernel
+// turns, and the turns' replies back to the conversation. Owns the IO of the daemon: starting and stopping the
+// channels, accepting a message durably before telling the channel it was taken (inbox.ts), one turn per
+// message in arrival order per session, typing indicators while a turn runs, block replies streamed as they
+// come, the final payloads the blocks did not carry, reply threading, the `message` tool's sink, one short
+// user-facing message per surfaced error, and a graceful shutdown (running turns finish within a grace period
+// or are aborted and recorded as interrupted; accepted messages not yet run stay in the inbox for the next
+// start). Does not own any turn logic (the kernel: tags, directives, silent tokens and the messaging-tool
+// duplicate filter are already applied to what it hands over), access control or routing rules (hooks:
+// routing.ts, channels-core), or transport (the adapters).
+import {
+  type ChannelAdapter,
+  effectiveAccessSettings,
+  InboundDeduper,
+  type InboundMessage,
+  type OutboundMessage,
+  PairingStore,
+  type ReplyPayload,
+  type SendResult,
+} from "@agent-kernel/channels-core";
+import type { KernelConfig } from "@agent-kernel/config";
+import {
+  createKernel,
+  type DeliverySink,
+  type Kernel,
+  type KernelOptions,
+  type KernelStore,
+  openKernelStore,
+  type TurnOutcome,
+} from "@agent-kernel/kernel";
+import {
+  AUTO_REPLY_DELIVERY_POLICY,
+  finalPayloadsToSend,
+  outboundFor,
+  targetFor,
+  userFacingError,
+} from "./delivery.ts";
+import { Inbox, type InboxEntry } from "./inbox.ts";
+import {
+  type AccessHook,
+  type AccessVerdict,
+  defaultAccess,
+  defaultRoute,
+  type Route,
+  type RouteHook,
+} from "./routing.ts";
+
+export const ENTRY_POINT = "auto-reply";
+
+/** What happened to one accepted message, for logs, tests and the parity harness. */
+export interface HandledTurn {
+  readonly inbound: InboundMessage;
+  readonly route: Route;
+  /** Absent when the turn could not be prepared (see `error`). */
+  readonly outcome?: TurnOutcome;
+  /** Everything sent to the channel for this message, in order (blocks, finals, the error message). */
+  readonly sent: readonly OutboundMessage[];
+  /** Texts the `message` tool sent during the turn. */
+  readonly messageToolSends: readonly OutboundMessage[];
+  /** Why the turn did not run or did not answer, as logged (never shown to the user as is). */
+  readonly error?: string;
+  /** Aborted by the gateway's shutdown after the grace period. */
+  readonly interrupted: boolean;
+}
+
+export interface AutoReplyGatewayOptions {
+  readonly config: KernelConfig;
+  readonly stateDir: string;
+  readonly channels: readonly ChannelAdapter[];
+  /** A kernel to run turns on (over a store the caller owns); default one over the store at `stateDir`. */
+  readonly kernel?: Kernel;
+  /** The store under `kernel`, for pairing state; absent with a given kernel: pairing requests are refused. */
+  readonly store?: KernelStore;
+  /** Settings of the kernel the gateway creates (tests shorten retries; benchmarks share model pools). */
+  readonly kernelOptions?: Omit<KernelOptions, "config" | "store">;
+  /** Default: `channels.<id>` policies (routing.ts); channels-core's access control plugs in here. */
+  readonly access?: AccessHook;
+  /** Default: `bindings` and `session.dmScope` (routing.ts); channels-core's routing plugs in here. */
+  readonly route?: RouteHook;
+  /** Sender ids that count as the owner (owner-only tools) besides `allowFrom`. */
+  readonly ownerIds?: readonly string[];
+  /** How often "typing…" is renewed while a turn runs (ms); default `agents.defaults.typingIntervalSeconds`. */
+  readonly typingIntervalMs?: number;
+  /** How long `stop()` lets running turns finish before aborting them (ms). Default 30 000. */
+  readonly shutdownGraceMs?: number;
+  readonly log?: (line: string) => void;
+  readonly onTurnEnd?: (turn: HandledTurn) => void;
+}
+
+export interface AutoReplyGateway {
+  /** Opens the store (unless a kernel was given), replays the inbox, starts every channel. */
+  start(): Promise<void>;
+  /** Stops receiving, lets running turns finish (or interrupts them after the grace period), closes the store. */
+  stop(): Promise<void>;
+  /** Resolves once every accepted message has been handled (or left in the inbox by a shutdown). */
+  idle(): Promise<void>;
+  /** Aborts the running and queued turns of one session; returns the aborted run ids. */
+  abortSession(sessionKey: string): string[];
+  /** The kernel turns run on (after `start`). */
+  readonly kernel: Kernel;
+  readonly policy: typeof AUTO_REPLY_DELIVERY_POLICY;
+}
+
+const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+
+/** The message text; a media-only message is its media as OpenClaw's placeholders (`<media:image>`). */
+export function promptOf(message: InboundMessage): string {
+  if (message.text.trim() !== "") return message.text;
+  const media = message.media.map((item) => `<media:${item.kind}>`).join(" ");
+  return media === "" ? "(empty message)" : media;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoReplyGateway {
+  // The state dir is written into the config, as the `agent` command does, so the store and the runtime's
+  // defaults (agent dir, workspace) agree on where state lives.
+  const config: KernelConfig = {
+    ...options.config,
+    store: { ...options.config.store, stateDir: options.stateDir },
+  };
+  const access = options.access ?? defaultAccess;
+  const route = options.route ?? defaultRoute;
+  const log = options.log ?? ((line: string) => process.stderr.write(`[auto-reply] ${line}\n`));
+  const channels = new Map(
+    options.channels.map((channel) => [`${channel.id}\u0000${channel.accountId}`, channel]),
+  );
+  const inbox = new Inbox(options.stateDir);
+  let kernel: Kernel | undefined = options.kernel;
+  let ownedStore: KernelStore | undefined;
+  let pairing: PairingStore | undefined =
+    options.store === undefined ? undefined : new PairingStore(options.store.channelState);
+  const deduper = new InboundDeduper();
+  let state: "new" | "running" | "stopping" | "stopped" = "new";
+  const receiving = new AbortController();
+  /** Per session key: the tail of its chain of turns (arrival order). */
+  const sessionChains = new Map<string, Promise<void>>();
+  /** Turns being prepared or run, with the controller that interrupts them at shutdown. */
+  const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  /** Sessions whose next turn starts a new sessionId (after a context overflow the run could not recover). */
+  const pendingResets = new Set<string>();
+  let outstanding = 0;
+  let idleWaiters: (() => void)[] = [];
+
+  const channelOf = (message: InboundMessage) => channels.get(`${message.channel}\u0000${message.accountId}`);
+  const settleOne = () => {
+    outstanding -= 1;
+    if (outstanding === 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const wake of waiters) wake();
+    }
+  };
+
+  async function send(
+    channel: ChannelAdapter,
+    message: OutboundMessage,
+    sent: OutboundMessage[],
+  ): Promise<SendResult | undefined> {
+    try {
+      const result = await channel.send(message);
+      sent.push(message);
+      return result;
+    } catch (error) {
+      log(`send to ${channel.id}:${message.target.chatId} failed: ${errorText(error)}`);
+      return undefined;
+    }
+  }
+
+  function startTyping(channel: ChannelAdapter, inbound: InboundMessage): () => void {
+    if (!channel.capabilities.typing) return () => {};
+    const target = targetFor(inbound);
+    const ping = () => {
+      channel.sendTyping(target).catch((error: unknown) => log(`typing failed: ${errorText(error)}`));
+    };
+    ping();
+    const timer = setInterval(
+      ping,
+      options.typingIntervalMs ?? config.agents.defaults.typingIntervalSeconds * 1000,
+    );
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  async function runTurn(entry: InboxEntry, routed: Route, senderIsOwner: boolean): Promise<void> {
+    const inbound = entry.message;
+    const channel = channelOf(inbound);
+    if (channel === undefined || kernel === undefined) {
+      log(
+        `no started channel ${inbound.channel} (${inbound.accountId}) for message ${inbound.messageId}; kept in the inbox`,
+      );
+      return;
+    }
+    const controller = new AbortController();
+    let finish = () => {};
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    running.set(entry.id, { controller, done });
+    const sent: OutboundMessage[] = [];
+    const messageToolSends: OutboundMessage[] = [];
+    const streamed: ReplyPayload[] = [];
+    const stopTyping = startTyping(channel, inbound);
+    const channelSettings = config.channels[inbound.channel];
+    const blocksToChannel = channelSettings?.blockStreaming !== "off";
+    const hasMedia = channel.capabilities.media;
+    let outcome: TurnOutcome | undefined;
+    let error: string | undefined;
+    try {
+      const forceNew = pendingResets.delete(routed.sessionKey);
+      const prepared = await kernel.prepareSession({
+        agentId: routed.agentId,
+        sessionKey: routed.sessionKey,
+        messageContext: {
+          channel: inbound.channel,
+          accountId: inbound.accountId,
+          chatType: routed.chatType,
+          senderId: inbound.sender.id,
+          senderIsOwner,
+          ...(routed.chatType === "direct" ? {} : { groupId: inbound.conversation.chatId }),
+          ...(inbound.conversation.threadId === undefined ? {} : { threadId: inbound.conversation.threadId }),
+          to: inbound.conversation.chatId,
+          // No `currentMessageId`: the kernel's preparation cache keys on the whole message context, so a
+          // per-message id would make every turn resolve from scratch. `[[reply_to_current]]` then comes back
+          // as `replyToCurrent` without an id, and `outboundFor` threads it to this inbound message.
+        },
+        runOptions: { entryPoint: ENTRY_POINT, ...(forceNew ? { forceNewSession: true } : {}) },
+      });
+      const delivery: DeliverySink = {
+        ...(blocksToChannel
+          ? {
+              onBlockReply: async (payload) => {
+                const message = outboundFor(payload, inbound, { isBlock: true, channelHasMedia: hasMedia });
+                if (message === undefined) return;
+                streamed.push(payload);
+                await send(channel, message, sent);
+              },
+            }
+          : {}),
+        onFinal: async (payloads, result) => {
+          for (const payload of finalPayloadsToSend(payloads, streamed)) {
+            const message = outboundFor(payload, inbound, { isBlock: false, channelHasMedia: hasMedia });
+            if (message !== undefined) await send(channel, message, sent);
+          }
+          const userError = userFacingError(result);
+          if (userError !== undefined)
+            await send(channel, { target: targetFor(inbound), text: userError }, sent);
+        },
+        messageTool: {
+          async send(request) {
+            const target =
+              request.target === undefined || request.target === inbound.conversation.chatId
+                ? targetFor(inbound)
+                : { accountId: inbound.accountId, chatId: request.target };
+            const message: OutboundMessage = { target, text: request.text };
+            const result = await channel.send(message);
+            messageToolSends.push(message);
+            const first = result.messages[0];
+            return first === undefined ? {} : { messageId: first.messageId };
+          },
+        },
+      };
+      outcome = await kernel.executeTurn(prepared, {
+        prompt: promptOf(inbound),
+        signal: controller.signal,
+        delivery,
+        ...(options.ownerIds === undefined ? {} : { ownerNumbers: options.ownerIds }),
+      });
+      if (outcome.status !== "ok") {
+        error = `run ${outcome.runId} ended ${outcome.status}${outcome.result.reason ? ` (${outcome.result.reason})` : ""}: ${outcome.result.errorMessage ?? ""}`;
+        log(error);
+        if (outcome.result.reason === "context_overflow") pendingResets.add(routed.sessionKey);
+      }
+    } catch (thrown) {
+      // Preparation refused the turn (bad config for this agent, an unknown model) or the store failed.
+      error = errorText(thrown);
+      log(`message ${inbound.messageId} on ${inbound.channel}: ${error}`);
+      const detail = (error.split("\n")[0] ?? "").slice(0, 200);
+      await send(
+        channel,
+        { target: targetFor(inbound), text: `⚠️ Agent failed before reply: ${detail}` },
+        sent,
+      );
+    } finally {
+      stopTyping();
+      running.delete(entry.id);
+      finish();
+    }
+    inbox.done(entry.id);
+    const interrupted = controller.signal.aborted && state !== "running";
+    options.onTurnEnd?.({
+      inbound,
+      route: routed,
+      ...(outcome === undefined ? {} : { outcome }),
+      sent,
+      messageToolSends,
+      ...(error === undefined ? {} : { error }),
+      interrupted,
+    });
+  }
+
+  /** Queues the accepted message behind its session's earlier messages. */
+  function schedule(entry: InboxEntry): void {
+    const inbound = entry.message;
+    let routed: Route;
+    try {
+      routed = route(inbound, config);
+    } catch (error) {
+      log(`message ${inbound.messageId}: cannot route: ${errorText(error)}; kept in the inbox`);
+      return;
+    }
+    const owner = entry.senderIsOwner || (options.ownerIds ?? []).includes(inbound.sender.id);
+    outstanding += 1;
+    const previous = sessionChains.get(routed.sessionKey) ?? Promise.resolve();
+    const next = previous
+      .then(() => (state === "running" ? runTurn(entry, routed, owner) : undefined))
+      .catch((error: unknown) => log(`turn for ${inbound.messageId} failed: ${errorText(error)}`))
+      .finally(settleOne);
+    sessionChains.set(routed.sessionKey, next);
+    void next.then(() => {
+      if (sessionChains.get(routed.sessionKey) === next) sessionChains.delete(routed.sessionKey);
+    });
+  }
+
+  /** The access decision, with the pairing store consulted for direct messages under `dmPolicy: pairing`. */
+  async function decide(message: InboundMessage): Promise<AccessVerdict> {
+    const channel = config.channels[message.channel];
+    const needsPairing =
+      pairing !== undefined &&
+      channel !== undefined &&
+      message.conversation.chatType === "direct" &&
+      effectiveAccessSettings(channel, message.accountId).dmPolicy === "pairing";
+    const paired =
+      needsPairing &&
+      (await pairing?.isPaired(message.channel, message.accountId, message.sender.id)) === true;
+    return access(message, config, paired ? { pairedSenders: new Set([message.sender.id]) } : {});
+  }
+
+  /** Answers a sender who must pair first with their pairing code (the owner approves it). */
+  async function challenge(message: InboundMessage): Promise<void> {
+    const channel = channelOf(message);
+    if (pairing === undefined || channel === undefined) return;
+    const result = await pairing.challenge(message.channel, message.accountId, message.sender);
+    if (result.status === "too-many-pending") {
+      log(`pairing for ${message.sender.id} on ${message.channel}: too many pending requests; no code sent`);
+      return;
+    }
+    if (result.status === "existing" && message.conversation.chatType !== "direct") return;
+    await send(
+      channel,
+      {
+        target: targetFor(message),
+        text: `This assistant only answers approved senders. Your ${message.channel} id: ${message.sender.id}. Pairing code: ${result.code} — ask the owner to approve it.`,
+      },
+      [],
+    );
+  }
+
+  async function onMessage(message: InboundMessage): Promise<void> {
+    if (state !== "running")
+      throw new Error("the auto-reply gateway is not running; the message was not accepted");
+    // A redelivery (a restarted poller, a retried webhook) of a message already accepted.
+    if (deduper.isDuplicate(message)) return;
+    let verdict: AccessVerdict;
+    try {
+      verdict = await decide(message);
+    } catch (error) {
+      deduper.forget(message);
+      throw error;
+    }
+    if (!verdict.allowed) {
+      log(
+        `message ${message.messageId} from ${message.sender.id} on ${message.channel} refused: ${verdict.explanation}`,
+      );
+      if (verdict.pairing === true) await challenge(message);
+      return;
+    }
+    // Accepted = stored durably; only then does the channel hear that the message was taken.
+    let entry: InboxEntry;
+    try {
+      entry = inbox.accept(message, verdict.senderIsOwner);
+    } catch (error) {
+      deduper.forget(message);
+      throw error;
+    }
+    schedule(entry);
+  }
+
+  const gateway: AutoReplyGateway = {
+    policy: AUTO_REPLY_DELIVERY_POLICY,
+    get kernel(): Kernel {
+      if (kernel === undefined) throw new Error("the auto-reply gateway has not been started");
+      return kernel;
+    },
+    async start() {
+      if (state !== "new") throw new Error(`the auto-reply gateway cannot start: it is ${state}`);
+      if (kernel === undefined) {
+        ownedStore = await openKernelStore({ stateDir: options.stateDir });
+        kernel = createKernel({ ...(options.kernelOptions ?? {}), config, store: ownedStore });
+        pairing = new PairingStore(ownedStore.channelState);
+      }
+      state = "running";
+      for (const entry of inbox.pending((file, problem) =>
+        log(`inbox entry ${file} set aside: ${problem}`),
+      )) {
+        schedule(entry);
+      }
+      const started: ChannelAdapter[] = [];
+      try {
+        for (const channel of options.channels) {
+          await channel.start({ onMessage, signal: receiving.signal });
+          started.push(channel);
+        }
+      } catch (error) {
+        state = "stopping";
+        await Promise.allSettled(started.map((channel) => channel.stop()));
+        await gateway.idle();
+        await ownedStore?.close();
+        state = "stopped";
+        throw error;
+      }
+    },
+    async stop() {
+      if (state === "stopped" || state === "stopping") return;
+      const wasRunning = state === "running";
+      state = "stopping";
+      receiving.abort();
+      if (wasRunning) {
+        const stopped = await Promise.allSettled(options.channels.map((channel) => channel.stop()));
+        for (const result of stopped)
+          if (result.status === "rejected") log(`a channel failed to stop: ${errorText(result.reason)}`);
+      }
+      const inFlight = [...running.values()];
+      if (inFlight.length > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        const grace = new Promise<"grace">((resolve) => {
+          timer = setTimeout(() => resolve("grace"), options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
+        });
+        const finished = await Promise.race([Promise.all(inFlight.map((turn) => turn.done)), grace]);
+        clearTimeout(timer);
+        if (finished === "grace") {
+          log(`interrupting ${running.size} running turn(s) after the shutdown grace period`);
+          for (const turn of running.values()) turn.controller.abort();
+        }
+      }
+      await gateway.idle();
+      await ownedStore?.close();
+      state = "stopped";
+    },
+    idle() {
+      if (outstanding === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+    abortSession(sessionKey) {
+      return kernel?.abortSession({ sessionKey }) ?? [];
+    },
+  };
+  return gateway;
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// The `auto-reply` daemon: loads the config (`--config`, else $AGENT_KERNEL_CONFIG, else
+// ~/.agent-kernel/config.json5) and the state dir (`--state-dir`, else $AGENT_KERNEL_STATE_DIR, else
+// `store.stateDir`, else ~/.agent-kernel), opens the store, starts every configured channel through the
+// gateway, and on SIGINT/SIGTERM shuts down gracefully (a second signal exits at once). A bad config or
+// flag is one paragraph on stderr and exit code 2.
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "@agent-kernel/config";
+
+const USAGE = `Usage: auto-reply [--config <file>] [--state-dir <dir>]
+
+Starts the configured channels (channels.telegram, channels.slack, channels.webchat) and answers every
+allowed message through the Agent Session Kernel. Stops gracefully on Ctrl-C or SIGTERM.`;
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`auto-reply: ${message}\n`);
+  process.exit(code);
+}
+
+function expand(path: string): string {
+  const expanded = path === "~" ? homedir() : path.startsWith("~/") ? join(homedir(), path.slice(2)) : path;
+  return isAbsolute(expanded) ? expanded : resolve(expanded);
+}
+
+let flags: { config?: string | undefined; "state-dir"?: string | undefined; help?: boolean | undefined };
+try {
+  flags = parseArgs({
+    options: {
+      config: { type: "string" },
+      "state-dir": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  }).values;
+} catch (error) {
+  fail(`${(error as Error).message}\n${USAGE}`, 2);
+}
+if (flags.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+let config: ReturnType<typeof loadConfig>["config"];
+try {
+  config = loadConfig(flags.config === undefined ? {} : { path: flags.config }).config;
+} catch (error) {
+  if (error instanceof ConfigError) fail(error.message, 2);
+  throw error;
+}
+const stateDir = expand(
+  flags["state-dir"]?.trim() ||
+    process.env.AGENT_KERNEL_STATE_DIR?.trim() ||
+    config.store.stateDir ||
+    join(homedir(), ".agent-kernel"),
+);
+config = { ...config, store: { ...config.store, stateDir } };
+const log = (line: string) => process.stderr.write(`[auto-reply] ${line}\n`);
+if (!["telegram", "slack", "webchat"].some((id) => config.channels[id]?.enabled === true))
+  fail("no channel is configured and enabled (channels.telegram, channels.slack or channels.webchat)", 2);
+
+// Loaded only now: the kernel brings pi, which a usage error does not need.
+const { createKernel, openKernelStore } = await import("@agent-kernel/kernel");
+const { channelsFromConfig } = await import("./channels.ts");
+const { createAutoReplyGateway } = await import("./gateway.ts");
+
+const store = await openKernelStore({ stateDir });
+let channels: ReturnType<typeof channelsFromConfig>;
+try {
+  channels = channelsFromConfig(config, { channelState: store.channelState, log });
+} catch (error) {
+  await store.close();
+  fail((error as Error).message, 2);
+}
+const gateway = createAutoReplyGateway({
+  config,
+  stateDir,
+  channels,
+  kernel: createKernel({ config, store }),
+  store,
+  log,
+});
+await gateway.start();
+log(`listening on ${channels.map((channel) => `${channel.id}:${channel.accountId}`).join(", ")}`);
+
+let stopping = false;
+const shutdown = async () => {
+  if (stopping) process.exit(130);
+  stopping = true;
+  log("shutting down: letting running turns finish");
+  await gateway.stop();
+  await store.close();
+  process.exit(0);
+};
+process.on("SIGINT", () => void shutdown());
+process.on("SIGTERM", () => void shutdown());
