@@ -1,2 +1,34 @@
-// @agent-kernel/cron: Scheduled isolated agent runs: cron expressions with time zones, a new session per run, delivery to a channel target, missed-run policy, no overlap, run history.
-export {};
+// @agent-kernel/cron: scheduled isolated agent runs. The package's face for the `agent-cron` command, programs
+// and the parity harness: `createCronScheduler({ config, stateDir, channels, clock })` with `tick()`, `start()`,
+// `stop()`, `runNow()`, `list()` and `history()`; the manual clock that drives it in tests; the pure helpers.
+export { type CronClock, ManualClock, systemClock, type TimerHandle } from "./clock.ts";
+export {
+  type CronDeliveryChannel,
+  type DeliveryResult,
+  deliverOutcome,
+  outboundFor,
+  pickLastDeliverablePayload,
+} from "./delivery.ts";
+export {
+  type CronJob,
+  CronJobsError,
+  jobsFilePath,
+  type LoadCronJobsOptions,
+  loadCronJobs,
+  parseJobsDocument,
+  type ResolvedCronJob,
+} from "./jobs.ts";
+export { cronPrompt, cronTimeLine, formatCronTime } from "./prompt.ts";
+export { type CronSchedule, CronScheduleError, checkSchedule, nextRunAfter } from "./schedule.ts";
+export {
+  CRON_ENTRY_POINT,
+  CronJobNotFoundError,
+  type CronJobView,
+  type CronRunResult,
+  CronScheduler,
+  type CronSchedulerOptions,
+  createCronScheduler,
+  cronSessionKey,
+  ERROR_BACKOFF_MS,
+  type TickReport,
+} from "./scheduler.ts";

@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// The `agent-cron` binary: runs the command line with the process's IO; the first Ctrl-C stops `start`
+// (runs in flight are aborted and recorded), a second exits at once.
+import { runCronCli } from "./cli.ts";
+
+const controller = new AbortController();
+process.on("SIGINT", () => {
+  if (controller.signal.aborted) process.exit(130);
+  controller.abort();
+});
+
+const code = await runCronCli(process.argv.slice(2), undefined, controller.signal);
+await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+process.exit(code);
+
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write("", () => resolve()));
+}
