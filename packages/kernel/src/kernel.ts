@@ -305,7 +305,9 @@ export class Kernel {
     let workMs = performance.now() - since;
     const snapshot = await reading;
     since = performance.now();
-    if (this.#prewarmLimit === 0) {
+    // A forced new session is a new preparation by definition: never a cached one (whose session id is the
+    // old one), nor merged with a concurrent resolution of the same key.
+    if (this.#prewarmLimit === 0 || input.runOptions?.forceNewSession === true) {
       const resolving = resolvePreparedSession(input, config, snapshot, this.#options, now);
       workMs += performance.now() - since;
       const resolved = await resolving;

@@ -78,6 +78,17 @@ describe("prepareSession: runtime resolution and defaults", () => {
     expect(forced.transcript.sessionId).not.toBe("chosen-id");
   });
 
+  it("gives every forceNewSession preparation a new session id, even right after a cached one", async () => {
+    const plain = await h.kernel.prepareSession({ sessionKey: "fresh" });
+    await h.kernel.prepareSession({ sessionKey: "fresh" }); // now cached
+    const ids = new Set([plain.transcript.sessionId]);
+    for (let i = 0; i < 3; i++) {
+      const forced = await h.kernel.prepareSession({ sessionKey: "fresh", runOptions: { forceNewSession: true } });
+      ids.add(forced.transcript.sessionId);
+    }
+    expect(ids.size).toBe(4);
+  });
+
   it("rejects bad input with every problem named, and unknown agents with the resolver's message", async () => {
     const bad = h.kernel.prepareSession({
       sessionKey: "",
