@@ -6,6 +6,7 @@ export {
   type AuthStateApi,
   EMPTY_AUTH_PROFILE_STATS,
 } from "./auth-state.ts";
+export type { ChannelStateApi, ChannelStateEntry, ChannelStatePutOptions } from "./channel-state.ts";
 export type { CronJobState, CronJobStats, CronStateApi } from "./cron-state.ts";
 export {
   IdempotencyConflictError,

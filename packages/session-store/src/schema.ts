@@ -97,6 +97,17 @@ export interface CronStateTable {
   updated_at: number;
 }
 
+export interface ChannelStateTable {
+  channel: string;
+  account_id: string;
+  key: string;
+  /** JSON text. */
+  value: string;
+  version: number;
+  expires_at: number | null;
+  updated_at: number;
+}
+
 export interface ControlPlaneDatabase {
   sessions: SessionsTable;
   runs: RunsTable;
@@ -104,4 +115,5 @@ export interface ControlPlaneDatabase {
   auth_profile_state: AuthProfileStateTable;
   queue_items: QueueItemsTable;
   cron_state: CronStateTable;
+  channel_state: ChannelStateTable;
 }

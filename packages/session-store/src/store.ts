@@ -9,6 +9,7 @@ import { hostname } from "node:os";
 import type Database from "better-sqlite3";
 import type { Kysely } from "kysely";
 import { type AuthStateApi, KyselyAuthState } from "./auth-state.ts";
+import { type ChannelStateApi, KyselyChannelState } from "./channel-state.ts";
 import { type CronStateApi, KyselyCronState } from "./cron-state.ts";
 import { SessionStoreError, StoreOpenError, TranscriptNotFoundError } from "./errors.ts";
 import {
@@ -29,6 +30,7 @@ import {
 import type { ControlPlaneDatabase } from "./schema.ts";
 import { KyselySessions, type SessionsApi } from "./sessions.ts";
 import { SqliteAuthState } from "./sqlite/auth-state.ts";
+import { SqliteChannelState } from "./sqlite/channel-state.ts";
 import {
   type Durability,
   explain,
@@ -82,6 +84,8 @@ export interface SessionStore {
   readonly auth: AuthStateApi;
   readonly queue: QueueApi;
   readonly cron: CronStateApi;
+  /** Chat-channel key-value state: pairing, dedupe marks, poll offsets (channel-state.ts). */
+  readonly channelState: ChannelStateApi;
   /** Creates the transcript when `init` is given and it does not exist; throws `TranscriptNotFoundError` otherwise. */
   openTranscript(
     agentId: string,
@@ -91,6 +95,17 @@ export interface SessionStore {
   hasTranscript(agentId: string, sessionId: string): boolean;
   /** A new transcript holding a copy of one branch of another (ids kept), its header naming the parent session. */
   forkTranscript(agentId: string, fromSessionId: string, options: ForkTranscriptOptions): Transcript;
+  /**
+   * Makes one transcript's synchronous calls answerable before a turn uses it. SQLite: nothing to do (every
+   * call reads the file). PostgreSQL: loads (or refreshes) it into the write-through buffer; without it,
+   * `openTranscript`/`hasTranscript` throw `TranscriptNotLoadedError`.
+   */
+  loadTranscript(agentId: string, sessionId: string): Promise<void>;
+  /**
+   * Resolves once every transcript change made so far is durable. SQLite: already durable when `append`
+   * returns. PostgreSQL: writes the buffered changes (a turn must await this before it reports success).
+   */
+  flush(): Promise<void>;
   /** The control plane's schema version and applied migrations. */
   schema(): Promise<SchemaInfo>;
   /** Runs marked `interrupted` when this store was opened. */
@@ -193,6 +208,7 @@ class SqliteStore implements SqliteSessionStore {
   readonly auth: AuthStateApi;
   readonly queue: QueueApi;
   readonly cron: CronStateApi;
+  readonly channelState: ChannelStateApi;
   recoveredRuns: readonly RunRecord[] = [];
   readonly #raw: Database.Database;
   readonly #db: Kysely<ControlPlaneDatabase>;
@@ -235,6 +251,7 @@ class SqliteStore implements SqliteSessionStore {
     this.auth = prepared ? new SqliteAuthState(raw) : new KyselyAuthState(this.#db);
     this.queue = prepared ? new SqliteQueue(raw) : new KyselyQueue(this.#db);
     this.cron = prepared ? new SqliteCronState(raw) : new KyselyCronState(this.#db);
+    this.channelState = prepared ? new SqliteChannelState(raw) : new KyselyChannelState(this.#db);
   }
 
   async recover(): Promise<void> {
@@ -294,6 +311,12 @@ class SqliteStore implements SqliteSessionStore {
     fork.appendMany(branch);
     return fork;
   }
+
+  /** Nothing to load: SQLite transcripts read the file on every call. */
+  async loadTranscript(_agentId: string, _sessionId: string): Promise<void> {}
+
+  /** Nothing buffered: an append is durable when it returns. */
+  async flush(): Promise<void> {}
 
   async schema(): Promise<SchemaInfo> {
     const applied = listAppliedMigrations(this.#raw);

@@ -1,11 +1,12 @@
 // Migration 2: auth-profile usage state, queue items and cron job state (control plane), and the thinking
-// level a run actually used. Agent databases are unchanged.
+// level a run actually used; on PostgreSQL also session leases and store heartbeats. Agent databases are
+// unchanged.
 import type { Migration } from "./types.ts";
 
 export const migration0002: Migration = {
   version: 2,
   name: "auth-queue-cron",
-  controlPlane: (db) => [
+  controlPlane: (db, dialect) => [
     db.schema.alterTable("runs").addColumn("thinking_level", "text").compile(),
     db.schema
       .createTable("auth_profile_state")
@@ -61,6 +62,29 @@ export const migration0002: Migration = {
       .addColumn("consecutive_errors", "integer", (c) => c.notNull())
       .addColumn("updated_at", "bigint", (c) => c.notNull())
       .compile(),
+    // PostgreSQL only (several processes, maybe on several hosts, share one database): a lease per session
+    // key with a fencing token that grows by one at every acquisition (src/postgres/leases.ts; SQLite lanes
+    // are in-process), and a heartbeat per open store, so that a run whose store stopped beating is recovered
+    // from any host (src/postgres/owners.ts; SQLite probes the owner's pid).
+    ...(dialect === "postgres"
+      ? [
+          db.schema
+            .createTable("session_leases")
+            .addColumn("session_key", "text", (c) => c.primaryKey())
+            .addColumn("owner", "text")
+            .addColumn("token", "bigint", (c) => c.notNull())
+            .addColumn("expires_at", "bigint", (c) => c.notNull())
+            .addColumn("updated_at", "bigint", (c) => c.notNull())
+            .compile(),
+          db.schema
+            .createTable("store_owners")
+            .addColumn("token", "text", (c) => c.primaryKey())
+            .addColumn("host", "text", (c) => c.notNull())
+            .addColumn("pid", "integer", (c) => c.notNull())
+            .addColumn("heartbeat_at", "bigint", (c) => c.notNull())
+            .compile(),
+        ]
+      : []),
   ],
   agent: () => [],
 };

@@ -6,11 +6,12 @@ export const migration0003: Migration = {
   version: 3,
   name: "transcript-seq-index",
   controlPlane: () => [],
-  agent: (db) => [
+  agent: (db, dialect) => [
     db.schema
       .createIndex("transcript_entries_by_seq")
       .on("transcript_entries")
-      .columns(["session_id", "seq"])
+      // PostgreSQL keys transcripts by (agent_id, session_id) (migration 1).
+      .columns(dialect === "postgres" ? ["agent_id", "session_id", "seq"] : ["session_id", "seq"])
       .compile(),
   ],
 };

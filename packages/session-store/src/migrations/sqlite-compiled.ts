@@ -61,6 +61,15 @@ export const SQLITE_MIGRATIONS: readonly CompiledSqliteMigration[] = [
       "INSERT INTO transcript_store_identity (id) VALUES (lower(hex(randomblob(16))))",
     ],
   },
+  {
+    version: 5,
+    name: "channel-state",
+    controlPlane: [
+      'create table "channel_state" ("channel" text not null, "account_id" text not null, "key" text not null, "value" text not null, "version" integer not null, "expires_at" bigint, "updated_at" bigint not null, constraint "channel_state_pk" primary key ("channel", "account_id", "key"))',
+      'create index "channel_state_by_expiry" on "channel_state" ("expires_at")',
+    ],
+    agent: [],
+  },
   // @generated-end
 ];
 

@@ -82,6 +82,11 @@ async function withStore(
 
 const ref = { agentId: "main", sessionKey: "agent:main:telegram:direct:42" };
 
+/** Makes transcripts usable through the synchronous calls (PostgreSQL loads them; SQLite has nothing to do). */
+async function load(store: SessionStore, agentId: string, ...sessionIds: string[]): Promise<void> {
+  for (const sessionId of sessionIds) await store.loadTranscript(agentId, sessionId);
+}
+
 export function runSessionStoreConformance(factory: SessionStoreFactory): void {
   describe("sessions", () => {
     it("creates, reads, lists and deletes sessions; create with the same id is idempotent", () =>
@@ -268,6 +273,7 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
   describe("transcript", () => {
     it("needs a header to create; reopens without one", () =>
       withStore(factory, async (store) => {
+        await load(store, "main", "s1", "s2");
         expect(() => store.openTranscript("main", "s1")).toThrow(TranscriptNotFoundError);
         expect(store.hasTranscript("main", "s1")).toBe(false);
         const transcript = store.openTranscript("main", "s1", { header: header("s1") });
@@ -282,6 +288,7 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
 
     it("appends a chain, moves the leaf, and reads branch, entries, children, entry and count", () =>
       withStore(factory, async (store) => {
+        await load(store, "main", "s1");
         const t = store.openTranscript("main", "s1", { header: header("s1") });
         t.append(messageEntry("a", null));
         t.append(messageEntry("b", "a"));
@@ -301,6 +308,7 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
 
     it("stores entries verbatim, whatever their type and fields", () =>
       withStore(factory, async (store) => {
+        await load(store, "main", "s1");
         const t = store.openTranscript("main", "s1", { header: header("s1") });
         const entries: TranscriptEntry[] = [
           {
@@ -365,6 +373,7 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
 
     it("treats a repeated identical append as a no-op and refuses conflicting or dangling ones", () =>
       withStore(factory, async (store) => {
+        await load(store, "main", "s1");
         const t = store.openTranscript("main", "s1", { header: header("s1") });
         const a = messageEntry("a", null);
         t.append(a);
@@ -386,6 +395,7 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
       const fixture = await factory();
       try {
         const store = await fixture.open();
+        await load(store, "main", "s1");
         const t = store.openTranscript("main", "s1", { header: header("s1") });
         t.append(messageEntry("a", null));
         t.append(messageEntry("b", "a"));
@@ -395,6 +405,7 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
         expect(t.getLeafId()).toBe("a");
         await store.close();
         const reopened = await fixture.open();
+        await load(reopened, "main", "s1");
         const again = reopened.openTranscript("main", "s1");
         expect(again.getLeafId()).toBe("a");
         again.append(messageEntry("c", "a"));
@@ -414,6 +425,7 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
 
     it("forks a branch into a new session without touching the source", () =>
       withStore(factory, async (store) => {
+        await load(store, "main", "s1", "s2");
         const t = store.openTranscript("main", "s1", { header: header("s1") });
         t.append(messageEntry("a", null));
         t.append(messageEntry("b", "a"));
@@ -432,6 +444,8 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
 
     it("keeps sessions and agents apart", () =>
       withStore(factory, async (store) => {
+        await load(store, "main", "s1", "s2");
+        await load(store, "ops", "s1");
         const one = store.openTranscript("main", "s1", { header: header("s1") });
         const two = store.openTranscript("main", "s2", { header: header("s2") });
         const other = store.openTranscript("ops", "s1", { header: header("s1") });
@@ -443,6 +457,33 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
         expect(other.getEntry("a")?.message).toMatchObject({ content: [{ text: "other agent" }] });
       }));
 
+    it("makes every change durable by flush(): a second store sees it, and a later load brings in the other's appends", async () => {
+      const fixture = await factory();
+      try {
+        const writer = await fixture.open();
+        const reader = await fixture.open();
+        await load(writer, "main", "s1");
+        const t = writer.openTranscript("main", "s1", { header: header("s1") });
+        t.append(messageEntry("a", null));
+        t.append(messageEntry("b", "a"));
+        t.setLeaf("a");
+        await writer.flush();
+        await load(reader, "main", "s1");
+        const seen = reader.openTranscript("main", "s1");
+        expect(ids(seen.getEntries())).toEqual(["a", "b"]);
+        expect(seen.getLeafId()).toBe("a");
+        t.append(messageEntry("c", "a"));
+        await writer.flush();
+        await load(reader, "main", "s1");
+        expect(ids(seen.getBranch())).toEqual(["a", "c"]);
+        expect(seen.count()).toBe(3);
+        await writer.close();
+        await reader.close();
+      } finally {
+        await fixture.dispose();
+      }
+    });
+
     it("matches an in-memory tree model under random appends and leaf moves", () =>
       withStore(factory, async (store) => {
         let sessionCounter = 0;
@@ -451,9 +492,10 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
           fc.record({ kind: fc.constant("append" as const), parentPick: fc.nat(), fromLeaf: fc.boolean() }),
           fc.record({ kind: fc.constant("leaf" as const), pick: fc.nat() }),
         );
-        fc.assert(
-          fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        await fc.assert(
+          fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {
             const sessionId = `prop-${sessionCounter++}`;
+            await load(store, "main", sessionId);
             const t = store.openTranscript("main", sessionId, { header: header(sessionId) });
             const model = new Map<string, string | null>();
             const order: string[] = [];
@@ -674,17 +716,25 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
           /other content/,
         );
         await store.queue.enqueue({ ...item, itemId: "q2", now: 20 });
-        const [first, second, none] = await Promise.all([
+        // Concurrent claimers: which two win depends on the backend's scheduling (a pool serves them in any
+        // order), never that two items go to two claimers and the third gets nothing.
+        const claims = await Promise.all([
           store.queue.claimNext({ agentId: "main", owner: "w1", leaseMs: 1000, now: 100 }),
           store.queue.claimNext({ agentId: "main", owner: "w2", leaseMs: 1000, now: 100 }),
           store.queue.claimNext({ agentId: "main", owner: "w3", leaseMs: 1000, now: 100 }),
         ]);
-        expect(new Set([first?.itemId, second?.itemId])).toEqual(new Set(["q1", "q2"]));
-        expect(none).toBeUndefined();
-        const byW1 = first?.claimedBy === "w1" ? first : second;
-        expect(byW1?.attempts).toBe(1);
-        await store.queue.complete(byW1?.itemId ?? "", "w1");
-        await expect(store.queue.complete(byW1?.itemId ?? "", "w2")).rejects.toThrow(/not claimed by w2/);
+        const claimed = claims.filter((claim) => claim !== undefined);
+        expect(claimed).toHaveLength(2);
+        expect(new Set(claimed.map((claim) => claim.itemId))).toEqual(new Set(["q1", "q2"]));
+        expect(new Set(claimed.map((claim) => claim.claimedBy)).size).toBe(2);
+        const [byFirst] = claimed;
+        const firstOwner = byFirst?.claimedBy ?? "";
+        const otherOwner = ["w1", "w2", "w3"].find((owner) => owner !== firstOwner) ?? "";
+        expect(byFirst?.attempts).toBe(1);
+        await store.queue.complete(byFirst?.itemId ?? "", firstOwner);
+        await expect(store.queue.complete(byFirst?.itemId ?? "", otherOwner)).rejects.toThrow(
+          new RegExp(`not claimed by ${otherOwner}`),
+        );
         const expired = await store.queue.claimNext({
           agentId: "main",
           owner: "w4",
@@ -730,6 +780,135 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
       }));
   });
 
+  describe("channel state", () => {
+    it("puts, gets, lists by prefix and deletes JSON values per channel account", () =>
+      withStore(factory, async (store) => {
+        const cs = store.channelState;
+        const first = await cs.put("telegram", "default", "offset", { updateId: 41 }, { now: 100 });
+        expect(first).toEqual({
+          channel: "telegram",
+          accountId: "default",
+          key: "offset",
+          value: { updateId: 41 },
+          version: 1,
+          updatedAt: 100,
+        });
+        expect(await cs.get("telegram", "default", "offset", { now: 100 })).toEqual(first);
+        const second = await cs.put("telegram", "default", "offset", { updateId: 42 }, { now: 200 });
+        expect(second).toMatchObject({ version: 2, value: { updateId: 42 }, updatedAt: 200 });
+        await cs.put("telegram", "default", "pair:b", "B");
+        await cs.put("telegram", "default", "pair:a", ["A", 1, null, true]);
+        await cs.put("telegram", "default", "pairing", 0);
+        await cs.put("telegram", "default", "PAIR:c", "upper case is another prefix");
+        await cs.put("telegram", "other", "pair:z", "another account");
+        await cs.put("slack", "default", "pair:y", "another channel");
+        await cs.put("telegram", "default", "pa%r_x", "wildcards are literal");
+        const listed = await cs.list("telegram", "default", { prefix: "pair:" });
+        expect(listed.map((e) => [e.key, e.value])).toEqual([
+          ["pair:a", ["A", 1, null, true]],
+          ["pair:b", "B"],
+        ]);
+        expect((await cs.list("telegram", "default", { prefix: "pa%" })).map((e) => e.key)).toEqual([
+          "pa%r_x",
+        ]);
+        expect((await cs.list("telegram", "default")).map((e) => e.key)).toEqual([
+          "PAIR:c",
+          "offset",
+          "pa%r_x",
+          "pair:a",
+          "pair:b",
+          "pairing",
+        ]);
+        expect(await cs.delete("telegram", "default", "pair:a")).toBe(true);
+        expect(await cs.delete("telegram", "default", "pair:a")).toBe(false);
+        expect(await cs.get("telegram", "default", "pair:a")).toBeUndefined();
+        expect(await cs.get("telegram", "other", "pair:z")).toMatchObject({ value: "another account" });
+      }));
+
+    it("compare-and-set: expectedVersion 0 creates only, n writes only at version n", () =>
+      withStore(factory, async (store) => {
+        const cs = store.channelState;
+        const created = await cs.put("slack", "T1", "k", { n: 1 }, { expectedVersion: 0 });
+        expect(created.version).toBe(1);
+        await expect(cs.put("slack", "T1", "k", { n: 9 }, { expectedVersion: 0 })).rejects.toThrow(
+          SessionConflictError,
+        );
+        await expect(cs.put("slack", "T1", "k", { n: 9 }, { expectedVersion: 2 })).rejects.toThrow(
+          /no longer at version 2/,
+        );
+        expect((await cs.get("slack", "T1", "k"))?.value).toEqual({ n: 1 });
+        expect(await cs.put("slack", "T1", "k", { n: 2 }, { expectedVersion: 1 })).toMatchObject({
+          version: 2,
+          value: { n: 2 },
+        });
+        // Concurrent writers that read version 2: exactly one wins.
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 4 }, (_unused, i) =>
+            cs.put("slack", "T1", "k", { n: 10 + i }, { expectedVersion: 2 }),
+          ),
+        );
+        expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+        expect((await cs.get("slack", "T1", "k"))?.version).toBe(3);
+        await expect(cs.put("slack", "T1", "missing", 1, { expectedVersion: 1 })).rejects.toThrow(
+          SessionConflictError,
+        );
+        expect(await cs.delete("slack", "T1", "k", { expectedVersion: 2 })).toBe(false);
+        expect(await cs.delete("slack", "T1", "k", { expectedVersion: 3 })).toBe(true);
+      }));
+
+    it("expired entries are absent, replaceable with a fresh version, and purged", () =>
+      withStore(factory, async (store) => {
+        const cs = store.channelState;
+        await cs.put("telegram", "default", "code:ABC", { sender: "1" }, { now: 1000, expiresAt: 2000 });
+        await cs.put("telegram", "default", "code:DEF", { sender: "2" }, { now: 1000, expiresAt: 5000 });
+        await cs.put("telegram", "default", "keep", true, { now: 1000 });
+        expect(await cs.get("telegram", "default", "code:ABC", { now: 1999 })).toMatchObject({
+          expiresAt: 2000,
+        });
+        expect(await cs.get("telegram", "default", "code:ABC", { now: 2000 })).toBeUndefined();
+        expect(
+          (await cs.list("telegram", "default", { prefix: "code:", now: 3000 })).map((e) => e.key),
+        ).toEqual(["code:DEF"]);
+        // A version read before the expiry no longer matches.
+        await expect(
+          cs.put("telegram", "default", "code:ABC", {}, { expectedVersion: 1, now: 3000 }),
+        ).rejects.toThrow(SessionConflictError);
+        const replaced = await cs.put(
+          "telegram",
+          "default",
+          "code:ABC",
+          { sender: "3" },
+          { expectedVersion: 0, now: 3000 },
+        );
+        expect(replaced.version).toBe(2);
+        expect(replaced.expiresAt).toBeUndefined();
+        expect(await cs.purgeExpired({ now: 4000 })).toBe(0);
+        expect(await cs.purgeExpired({ now: 6000 })).toBe(1);
+        expect((await cs.list("telegram", "default", { now: 6000 })).map((e) => e.key)).toEqual([
+          "code:ABC",
+          "keep",
+        ]);
+      }));
+
+    it("rejects bad input with an error naming the field and keeps what is stored", () =>
+      withStore(factory, async (store) => {
+        const cs = store.channelState;
+        await cs.put("telegram", "default", "k", "kept");
+        await expect(cs.put("", "default", "k", 1)).rejects.toThrow(/channel must be a non-empty string/);
+        await expect(cs.put("telegram", "", "k", 1)).rejects.toThrow(/accountId must be/);
+        await expect(cs.get("telegram", "default", "")).rejects.toThrow(/key must be/);
+        await expect(cs.put("telegram", "default", "k", undefined)).rejects.toThrow(/JSON-serialisable/);
+        await expect(cs.put("telegram", "default", "k", 1n)).rejects.toThrow(/JSON-serialisable/);
+        await expect(cs.put("telegram", "default", "k", 1, { expectedVersion: -1 })).rejects.toThrow(
+          /expectedVersion/,
+        );
+        await expect(cs.put("telegram", "default", "k", 1, { expiresAt: Number.NaN })).rejects.toThrow(
+          /expiresAt/,
+        );
+        expect((await cs.get("telegram", "default", "k"))?.value).toBe("kept");
+      }));
+  });
+
   describe("migrations", () => {
     it("migrates an empty store to the latest version and records each step once", async () => {
       const fixture = await factory();
@@ -766,6 +945,7 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
           provider: "anthropic",
         });
         expect(await store.runs.events(sample.runId)).toEqual(sample.runEvents);
+        await load(store, sample.agentId, sample.sessionId);
         const transcript = store.openTranscript(sample.agentId, sample.sessionId);
         expect(ids(transcript.getEntries())).toEqual([...sample.entryIds]);
         expect(transcript.getLeafId()).toBe(sample.leafId);

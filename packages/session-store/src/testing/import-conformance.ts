@@ -119,6 +119,7 @@ async function snapshot(store: SessionStore, sessionIds: readonly string[]): Pro
   const entries: Record<string, readonly TranscriptEntry[]> = {};
   const leaves: Record<string, string | null> = {};
   for (const sessionId of sessionIds) {
+    await store.loadTranscript(AGENT, sessionId);
     if (!store.hasTranscript(AGENT, sessionId)) continue;
     const transcript = store.openTranscript(AGENT, sessionId);
     entries[sessionId] = transcript.getEntries();
@@ -135,6 +136,9 @@ async function withImportStore(
   const folder = mkdtempSync(join(tmpdir(), "import-conformance-"));
   const store = await fixture.open();
   try {
+    // Imports write transcripts through the synchronous calls: load the ones the files name (PostgreSQL).
+    for (const sessionId of [PI_SESSION_ID, OC_MAIN_ID, OC_DM_ID])
+      await store.loadTranscript(AGENT, sessionId);
     await body(store, folder, fixture);
   } finally {
     await store.close();

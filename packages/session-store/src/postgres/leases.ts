@@ -1,0 +1,228 @@
+// Session leases with fencing tokens on PostgreSQL: the cross-process lane (DESIGN §7). Owns: acquiring,
+// renewing and releasing a lease on a session key in the `session_leases` table (one row per key, its token
+// growing by one at every acquisition, so tokens are monotonic per session), the database clock as the only
+// clock (no skew between hosts), and the fencing check that writers run inside their own write transaction.
+// Also keeping a lease renewed while a long turn runs (`hold`). Does not own: what a lease holder does (the
+// kernel runs the turn) or in-process lanes (kernel/lanes.ts).
+//
+// Why a table and row locks rather than advisory locks: an advisory lock lives as long as one connection, so
+// a holder that hangs (GC pause, network partition) keeps it forever, and a holder's writes through other
+// pool connections cannot prove they are still the holder. A lease row expires by time, and its token lets
+// every write prove it: the fencing check takes `FOR SHARE` on the lease row inside the write's transaction,
+// so a concurrent acquisition (an `UPDATE` of that row) waits for the write to commit, and a write that starts
+// after a newer acquisition sees the newer token and is refused. No write of an old holder lands after a new
+// holder's lease began.
+import { type Kysely, sql } from "kysely";
+import { SessionStoreError } from "../errors.ts";
+
+/** A held lease. `token` is the fencing token: larger than every earlier holder's for this session key. */
+export interface SessionLease {
+  readonly sessionKey: string;
+  readonly owner: string;
+  readonly token: number;
+  /** Database clock, epoch ms. */
+  readonly expiresAt: number;
+}
+
+/** The lease is no longer this holder's: it expired and another owner acquired it (a newer token exists). */
+export class LeaseLostError extends SessionStoreError {
+  override readonly name = "LeaseLostError";
+  readonly sessionKey: string;
+  readonly token: number;
+  readonly currentToken: number | undefined;
+  constructor(lease: SessionLease, currentToken: number | undefined, doing: string) {
+    super(
+      `${doing} refused by fencing: the lease on ${lease.sessionKey} held by ${lease.owner} with token ${lease.token} ` +
+        (currentToken === undefined
+          ? "does not exist"
+          : `was superseded (the current token is ${currentToken})`),
+    );
+    this.sessionKey = lease.sessionKey;
+    this.token = lease.token;
+    this.currentToken = currentToken;
+  }
+}
+
+export interface AcquireOptions {
+  /** Keep trying until this many ms have passed (default 0: one attempt). */
+  readonly waitMs?: number;
+  /** Between attempts (default 25 ms). */
+  readonly pollMs?: number;
+}
+
+export interface SessionLeasesApi {
+  /** The lease, or undefined when another owner holds an unexpired one (after `waitMs`). */
+  acquire(
+    sessionKey: string,
+    owner: string,
+    ttlMs: number,
+    options?: AcquireOptions,
+  ): Promise<SessionLease | undefined>;
+  /** Extends a lease that no newer token superseded (even if it expired meanwhile); throws `LeaseLostError` otherwise. */
+  renew(lease: SessionLease, ttlMs: number): Promise<SessionLease>;
+  /** Ends the lease now (its token stays, so the next one is larger). False when it was already superseded. */
+  release(lease: SessionLease): Promise<boolean>;
+  /** The current row (holder, token, expiry), expired or not. */
+  current(sessionKey: string): Promise<SessionLease | undefined>;
+  /**
+   * Acquires (as `acquire`) and keeps the lease renewed every `ttlMs / 3` until `release()`, for a turn that
+   * may outlast one TTL. `lost` aborts (with the `LeaseLostError`) when a renewal finds a newer token.
+   */
+  hold(
+    sessionKey: string,
+    owner: string,
+    ttlMs: number,
+    options?: AcquireOptions,
+  ): Promise<LeaseHold | undefined>;
+}
+
+/** A lease kept renewed in the background. */
+export interface LeaseHold {
+  /** The lease as last renewed (its token never changes). */
+  readonly lease: SessionLease;
+  /** Aborted when the lease was lost; its `reason` is the `LeaseLostError`. */
+  readonly lost: AbortSignal;
+  /** Stops renewing and releases the lease (false when it had been lost). */
+  release(): Promise<boolean>;
+}
+
+/** Epoch ms on the database's clock. */
+const DB_NOW = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
+interface LeaseRow {
+  session_key: string;
+  owner: string | null;
+  token: number;
+  expires_at: number;
+}
+
+function toLease(row: LeaseRow): SessionLease {
+  return {
+    sessionKey: row.session_key,
+    owner: row.owner ?? "",
+    token: Number(row.token),
+    expiresAt: Number(row.expires_at),
+  };
+}
+
+function checkTtl(ttlMs: number): void {
+  if (!Number.isInteger(ttlMs) || ttlMs <= 0) {
+    throw new SessionStoreError(`lease ttlMs must be a positive integer (got ${ttlMs})`);
+  }
+}
+
+export class PostgresSessionLeases implements SessionLeasesApi {
+  readonly #db: Kysely<unknown>;
+
+  constructor(db: Kysely<unknown>) {
+    this.#db = db;
+  }
+
+  async acquire(
+    sessionKey: string,
+    owner: string,
+    ttlMs: number,
+    options: AcquireOptions = {},
+  ): Promise<SessionLease | undefined> {
+    checkTtl(ttlMs);
+    const deadline = Date.now() + (options.waitMs ?? 0);
+    for (;;) {
+      // One statement: the row lock of ON CONFLICT DO UPDATE makes concurrent acquirers take turns, and the
+      // WHERE lets only an acquirer that finds the lease expired (or released) bump the token.
+      const { rows } = await sql<LeaseRow>`
+        INSERT INTO session_leases AS l (session_key, owner, token, expires_at, updated_at)
+        VALUES (${sessionKey}, ${owner}, 1, ${DB_NOW} + ${ttlMs}, ${DB_NOW})
+        ON CONFLICT (session_key) DO UPDATE
+          SET owner = EXCLUDED.owner, token = l.token + 1, expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at
+          WHERE l.expires_at <= ${DB_NOW}
+        RETURNING session_key, owner, token, expires_at`.execute(this.#db);
+      const row = rows[0];
+      if (row !== undefined) return toLease(row);
+      if (Date.now() >= deadline) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 25));
+    }
+  }
+
+  async renew(lease: SessionLease, ttlMs: number): Promise<SessionLease> {
+    checkTtl(ttlMs);
+    const { rows } = await sql<LeaseRow>`
+      UPDATE session_leases SET expires_at = ${DB_NOW} + ${ttlMs}, updated_at = ${DB_NOW}
+      WHERE session_key = ${lease.sessionKey} AND token = ${lease.token}
+      RETURNING session_key, owner, token, expires_at`.execute(this.#db);
+    const row = rows[0];
+    if (row === undefined) {
+      throw new LeaseLostError(lease, (await this.current(lease.sessionKey))?.token, "renewing the lease");
+    }
+    return toLease(row);
+  }
+
+  async release(lease: SessionLease): Promise<boolean> {
+    const result = await sql`
+      UPDATE session_leases SET expires_at = 0, owner = NULL, updated_at = ${DB_NOW}
+      WHERE session_key = ${lease.sessionKey} AND token = ${lease.token}`.execute(this.#db);
+    return Number(result.numAffectedRows ?? 0n) === 1;
+  }
+
+  async hold(
+    sessionKey: string,
+    owner: string,
+    ttlMs: number,
+    options: AcquireOptions = {},
+  ): Promise<LeaseHold | undefined> {
+    const acquired = await this.acquire(sessionKey, owner, ttlMs, options);
+    if (acquired === undefined) return undefined;
+    let lease: SessionLease = acquired;
+    const controller = new AbortController();
+    let renewing: Promise<unknown> = Promise.resolve();
+    const timer = setInterval(
+      () => {
+        renewing = this.renew(lease, ttlMs).then(
+          (renewed) => {
+            lease = renewed;
+          },
+          (error: unknown) => {
+            // A lost lease stops the renewals; a failed round trip is retried by the next tick.
+            if (error instanceof LeaseLostError) {
+              clearInterval(timer);
+              controller.abort(error);
+            }
+          },
+        );
+      },
+      Math.max(1, Math.floor(ttlMs / 3)),
+    );
+    timer.unref();
+    return {
+      get lease() {
+        return lease;
+      },
+      lost: controller.signal,
+      release: async () => {
+        clearInterval(timer);
+        await renewing;
+        if (controller.signal.aborted) return false;
+        return this.release(lease);
+      },
+    };
+  }
+
+  async current(sessionKey: string): Promise<SessionLease | undefined> {
+    const { rows } = await sql<LeaseRow>`
+      SELECT session_key, owner, token, expires_at FROM session_leases WHERE session_key = ${sessionKey}`.execute(
+      this.#db,
+    );
+    const row = rows[0];
+    return row === undefined ? undefined : toLease(row);
+  }
+}
+
+/**
+ * The fencing check, run first inside a write transaction (`trx`): refuses unless `lease` holds the newest
+ * token of its session, and keeps the lease row share-locked until the write commits.
+ */
+export async function assertFence(trx: Kysely<unknown>, lease: SessionLease, doing: string): Promise<void> {
+  const { rows } = await sql<{ token: number }>`
+    SELECT token FROM session_leases WHERE session_key = ${lease.sessionKey} FOR SHARE`.execute(trx);
+  const current = rows[0] === undefined ? undefined : Number(rows[0].token);
+  if (current !== lease.token) throw new LeaseLostError(lease, current, doing);
+}
