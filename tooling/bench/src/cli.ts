@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// `agent-kernel-bench`: runs every `bench/*.bench.ts` of the package in the
-// current directory (each default-exports a suite or a list of suites),
-// prints Markdown tables and writes `bench-results.json` beside them.
+// `agent-kernel-bench [filter] [--json <file>]`: runs every `bench/*.bench.ts`
+// of the package in the current directory (each default-exports a suite or a
+// list of suites) whose name contains `filter`, prints Markdown tables and
+// writes `bench-results.json` beside them (and the same JSON to `--json`'s
+// file, which the root `pnpm bench` reads).
 // Owns: finding and loading bench files; the timing is harness.ts.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type BenchSuite, formatSuite, runSuite, type SuiteResult } from "./harness.ts";
 
@@ -25,7 +27,7 @@ if (!process.execArgv.includes(SOURCE_CONDITION)) {
 
 const dir = process.cwd();
 const benchDir = join(dir, "bench");
-const filter = process.argv[2];
+const { filter, jsonFile } = parseArguments(process.argv.slice(2));
 const files = existsSync(benchDir)
   ? readdirSync(benchDir)
       .filter((name) => name.endsWith(".bench.ts") && (filter === undefined || name.includes(filter)))
@@ -57,3 +59,20 @@ const report = {
   suites: results,
 };
 writeFileSync(join(dir, "bench-results.json"), `${JSON.stringify(report, null, 2)}\n`);
+if (jsonFile !== undefined) writeFileSync(resolve(dir, jsonFile), `${JSON.stringify(report, null, 2)}\n`);
+
+function parseArguments(args: readonly string[]): { filter?: string; jsonFile?: string } {
+  let filter: string | undefined;
+  let jsonFile: string | undefined;
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index];
+    if (arg === "--json") {
+      jsonFile = args[++index];
+      if (jsonFile === undefined || jsonFile.startsWith("--")) {
+        console.error("agent-kernel-bench: --json needs a file path");
+        process.exit(2);
+      }
+    } else if (arg !== undefined && !arg.startsWith("--")) filter = arg;
+  }
+  return { ...(filter === undefined ? {} : { filter }), ...(jsonFile === undefined ? {} : { jsonFile }) };
+}

@@ -3,11 +3,21 @@
 // baseline case (speed is reported relative to a baseline measured in the
 // same run, never as absolute targets in tests). Does not own: what is
 // measured (each package's bench/*.bench.ts) or aggregating packages
-// (the root `pnpm bench`).
+// (the root `pnpm bench`, aggregate.ts).
 import { performance } from "node:perf_hooks";
+
+/** A figure a case must reach, as a ratio against the suite's baseline (the only kind of target we state). */
+export interface BenchTarget {
+  /** `× baseline` must be at least this: 5 = five times faster; 0.8 = at most 1.25× the baseline's time. */
+  readonly minSpeedup: number;
+  /** How the target reads in the issue or docs, e.g. "≤ 1.25× bare pi". */
+  readonly label?: string;
+}
 
 export interface BenchCase<State = unknown> {
   readonly name: string;
+  /** The figure this case must reach; reported with whether it was met. */
+  readonly target?: BenchTarget;
   /** Untimed, before every iteration: fresh state for the timed part (a new database, a new stream). */
   readonly before?: () => State | Promise<State>;
   /** The timed work. */
@@ -51,6 +61,9 @@ export interface CaseResult {
   readonly speedupVsBaseline: number;
   readonly mbPerSecond?: number;
   readonly itemsPerSecond?: number;
+  readonly target?: BenchTarget;
+  /** Present with `target`: whether `speedupVsBaseline` reached it. */
+  readonly targetMet?: boolean;
 }
 
 export interface SuiteResult {
@@ -101,6 +114,12 @@ export async function runSuite(
         ? {}
         : { mbPerSecond: suite.bytesPerIteration / 1e6 / seconds }),
       ...(suite.itemsPerIteration === undefined ? {} : { itemsPerSecond: suite.itemsPerIteration / seconds }),
+      ...(benchCase.target === undefined
+        ? {}
+        : {
+            target: benchCase.target,
+            targetMet: baselineMedian / medianMs >= benchCase.target.minSpeedup,
+          }),
     };
   });
   return { suite: suite.name, baseline: suite.baseline, cases };
@@ -119,6 +138,7 @@ export function median(values: readonly number[]): number {
 export function formatSuite(result: SuiteResult): string {
   const hasMb = result.cases.some((c) => c.mbPerSecond !== undefined);
   const hasItems = result.cases.some((c) => c.itemsPerSecond !== undefined);
+  const hasTarget = result.cases.some((c) => c.target !== undefined);
   const header = [
     "case",
     "median ms",
@@ -126,6 +146,7 @@ export function formatSuite(result: SuiteResult): string {
     "× baseline",
     ...(hasMb ? ["MB/s"] : []),
     ...(hasItems ? ["items/s"] : []),
+    ...(hasTarget ? ["target", "met?"] : []),
   ];
   const rows = result.cases.map((c) => [
     c.name === result.baseline ? `${c.name} (baseline)` : c.name,
@@ -134,6 +155,9 @@ export function formatSuite(result: SuiteResult): string {
     `${c.speedupVsBaseline.toFixed(2)}×`,
     ...(hasMb ? [c.mbPerSecond?.toFixed(2) ?? ""] : []),
     ...(hasItems ? [c.itemsPerSecond === undefined ? "" : Math.round(c.itemsPerSecond).toString()] : []),
+    ...(hasTarget
+      ? [formatTarget(c.target), c.targetMet === undefined ? "" : c.targetMet ? "yes" : "**no**"]
+      : []),
   ]);
   const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
   return [
@@ -145,4 +169,11 @@ export function formatSuite(result: SuiteResult): string {
     "",
     "`× baseline` > 1 means faster than the baseline (median over the iterations).",
   ].join("\n");
+}
+
+/** `≥ 0.80× (≤ 1.25× bare pi)`; empty without a target. */
+export function formatTarget(target: BenchTarget | undefined): string {
+  if (target === undefined) return "";
+  const ratio = `≥ ${target.minSpeedup.toFixed(2)}×`;
+  return target.label === undefined ? ratio : `${ratio} (${target.label})`;
 }
