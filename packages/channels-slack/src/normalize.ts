@@ -49,6 +49,9 @@ export function normalizeSlackEvent(
   const repliesToBot = isThreadReply && str(event.parent_user_id) === identity.botUserId;
   const teamId = str(event.team) ?? envelopeTeamId ?? identity.teamId;
   const media = Array.isArray(event.files) ? event.files.filter(isObject).map(fileToMedia) : [];
+  const text = decodeSlackText(rawText);
+  // nothing to answer (an emptied message, a file share whose files Slack did not include)
+  if (text.trim() === "" && media.length === 0) return undefined;
   return {
     channel: SLACK_CHANNEL_ID,
     accountId: identity.accountId,
@@ -60,7 +63,7 @@ export function normalizeSlackEvent(
       ...(teamId !== undefined ? { teamId } : {}),
     },
     sender: { id: user, ...(botId !== undefined ? { isBot: true } : {}) },
-    text: decodeSlackText(rawText),
+    text,
     media,
     mentions,
     mentionsBot:

@@ -11,6 +11,7 @@ import {
   ChannelError,
   type ChannelStartOptions,
   type InboundHandler,
+  type InboundMessage,
   type MediaItem,
   type OutboundMessage,
   type OutboundTarget,
@@ -32,7 +33,13 @@ import {
   type TelegramChunk,
 } from "./chunk.ts";
 import { formatForTelegram, type TelegramParseMode } from "./format.ts";
-import { type BotIdentity, normalizeUpdate, type TelegramUpdate, type TelegramUser } from "./inbound.ts";
+import {
+  type BotIdentity,
+  normalizeUpdate,
+  type TelegramUpdate,
+  TelegramUpdateError,
+  type TelegramUser,
+} from "./inbound.ts";
 import { memoryOffsetStore, type OffsetStore } from "./offset-store.ts";
 import { loadPollPosition, runPolling } from "./polling.ts";
 
@@ -314,7 +321,17 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
     handler: InboundHandler,
     identity: BotIdentity,
   ): Promise<void> {
-    const message = normalizeUpdate(update, identity, accountId);
+    let message: InboundMessage | undefined;
+    try {
+      message = normalizeUpdate(update, identity, accountId);
+    } catch (error) {
+      // A malformed update would fail the same way on every retry: report it and let the offset pass it.
+      if (error instanceof TelegramUpdateError) {
+        onError(error);
+        return;
+      }
+      throw error;
+    }
     if (message !== undefined) await handler(message);
   }
 

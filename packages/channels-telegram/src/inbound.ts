@@ -193,6 +193,40 @@ function senderOf(message: TelegramMessage): Sender {
 }
 
 /** Normalises one update; undefined when it carries nothing for the gateway. */
+/** An update that does not have the Bot API's shape: it is skipped (and reported), never retried. */
+export class TelegramUpdateError extends Error {
+  readonly updateId: unknown;
+  constructor(updateId: unknown, problem: string) {
+    super(`telegram: update ${String(updateId)} skipped: ${problem}`);
+    this.name = "TelegramUpdateError";
+    this.updateId = updateId;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The fields normalisation relies on, checked before it reads them (the Bot API's documented types). */
+function checkMessageShape(updateId: unknown, message: unknown): void {
+  const fail = (problem: string): TelegramUpdateError => new TelegramUpdateError(updateId, problem);
+  if (!isRecord(message)) throw fail("the message is not an object");
+  if (typeof message.message_id !== "number") throw fail("message.message_id is not a number");
+  if (!isRecord(message.chat)) throw fail("message.chat is missing");
+  const chatId = message.chat.id;
+  if (typeof chatId !== "number" && typeof chatId !== "string") throw fail("message.chat.id is not a number");
+  if (typeof message.chat.type !== "string") throw fail("message.chat.type is not a string");
+  for (const field of ["text", "caption"] as const)
+    if (message[field] !== undefined && typeof message[field] !== "string")
+      throw fail(`message.${field} is not a string`);
+  for (const field of ["entities", "caption_entities", "photo"] as const)
+    if (message[field] !== undefined && !Array.isArray(message[field]))
+      throw fail(`message.${field} is not an array`);
+  for (const field of ["from", "reply_to_message", "document", "audio", "voice", "video", "sticker"] as const)
+    if (message[field] !== undefined && !isRecord(message[field]))
+      throw fail(`message.${field} is not an object`);
+}
+
 export function normalizeUpdate(
   update: TelegramUpdate,
   bot: BotIdentity,
@@ -200,6 +234,7 @@ export function normalizeUpdate(
 ): InboundMessage | undefined {
   const message = update.message ?? update.channel_post;
   if (message === undefined) return undefined;
+  checkMessageShape(update.update_id, message);
   const text = message.text ?? message.caption ?? "";
   const media = mediaOf(message);
   if (text === "" && media.length === 0) return undefined; // service message (joins, pins, topic created …)

@@ -40,6 +40,7 @@ export {
   type TelegramEntity,
   type TelegramMessage,
   type TelegramUpdate,
+  TelegramUpdateError,
   type TelegramUser,
 } from "./inbound.ts";
 export {

@@ -81,6 +81,21 @@ async function startAdapter(
 const texts = (from: number, to: number): string[] =>
   Array.from({ length: to - from }, (_, i) => `m${from + i}`);
 
+describe("malformed updates", () => {
+  it("reports an update without the Bot API's shape and moves past it instead of retrying it forever", async () => {
+    push(["before"]);
+    // no chat, a caption that is not a string: normalisation would read chat.id of undefined
+    fake.pushUpdate({ channel_post: { message_id: 9, caption: {} } } as never);
+    push(["after"]);
+    const started = await startAdapter(memoryOffsetStore());
+    await started.until(2);
+    expect(started.received).toEqual(["before", "after"]);
+    const skipped = started.errors.filter((error) => error.name === "TelegramUpdateError");
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]?.message).toMatch(/update \d+ skipped: message\.chat is missing/);
+  });
+});
+
 describe("offset persistence across restarts", () => {
   it("stopping mid-stream and restarting on the same file store: no duplicate, no loss", async () => {
     const path = join(dir, "state", "telegram-offset.json");

@@ -73,6 +73,11 @@ export function checkDelivery(
         `errors=user-message: ${failed.length} failed run(s) but ${warnings.length} warning message(s)`,
       );
   }
+  if (
+    policy.errors === "stderr-and-exit-code" &&
+    delivered.some((item) => item.kind === "stdout" && RAW_ERROR.test(item.text ?? ""))
+  )
+    problems.push("errors=stderr-and-exit-code: a raw provider error body was printed on stdout");
   if (policy.errors === "stderr-and-exit-code") {
     const exits = delivered.flatMap((item) => (item.kind === "exit" ? [item.code] : []));
     const nonZero = exits.filter((code) => code !== 0).length;

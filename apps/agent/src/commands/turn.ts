@@ -160,7 +160,11 @@ export async function runTurn(
     } else if (stream) {
       writer.endLine();
     } else {
-      const texts = outcome.result.payloads.flatMap((payload) => (payload.text ? [payload.text] : []));
+      // An error payload is the provider's raw message (often a JSON body): the one-line report on stderr
+      // below says what went wrong, so stdout carries only the reply.
+      const texts = outcome.result.payloads.flatMap((payload) =>
+        payload.text && !payload.isError ? [payload.text] : [],
+      );
       if (texts.length > 0) line(io.stdout, texts.join("\n\n"));
     }
     if (outcome.status === "ok") {
