@@ -5,21 +5,20 @@
 // config, who counts as the owner, and the session-key builder channels-core asks for. Does not own the rules
 // themselves (channels-core) or running turns (gateway.ts).
 //
-// The key builder restates runtime-resolver's `buildAgentPeerSessionKey` and `resolveThreadSessionKeys`
-// (apps may not import runtime-resolver and the kernel does not re-export them yet); `routing.test.ts` pins
-// the shapes the CLI's `--to` produces through the kernel, so a drift fails there.
+// The key builders are the kernel's (re-exported from runtime-resolver); `routing.test.ts` pins the keys
+// against what the CLI's `--to` produces through the kernel.
 import {
   type ChatType,
   decideAccess,
   effectiveAccessSettings,
   type InboundMessage,
-  type PeerSessionKeyInput,
   routeInbound,
   type SessionKeyBuilders,
   senderMatches,
   sessionKeyFor,
 } from "@agent-kernel/channels-core";
 import type { KernelConfig } from "@agent-kernel/config";
+import { buildAgentPeerSessionKey, resolveThreadSessionKeys } from "@agent-kernel/kernel";
 
 export type AccessVerdict =
   | { readonly allowed: true; readonly senderIsOwner: boolean; readonly explanation: string }
@@ -81,37 +80,12 @@ export const defaultAccess: AccessHook = (message, config, context) => {
   };
 };
 
-const lowerTrim = (value: string | undefined) => (value ?? "").trim().toLowerCase();
-const idPart = (value: string | undefined, fallback: string) =>
-  lowerTrim(value)
-    .replace(/[^a-z0-9_-]+/g, "-")
-    .replace(/^-+|-+$/g, "") || fallback;
-
-/** runtime-resolver's peer-key rules (OpenClaw 2026.9.6 shapes), without identity links. */
-export function peerSessionKey(params: PeerSessionKeyInput): string {
-  const agentId = idPart(params.agentId, "main");
-  const main = `agent:${agentId}:${lowerTrim(params.mainKey) || "main"}`;
-  const kind = params.peerKind ?? "direct";
-  const channel = lowerTrim(params.channel) || "unknown";
-  if (kind === "direct") {
-    const peer = lowerTrim(params.peerId);
-    const scope = params.dmScope ?? "main";
-    if (!peer || scope === "main") return main;
-    if (scope === "per-account-channel-peer")
-      return `agent:${agentId}:${channel}:${idPart(params.accountId, "default")}:direct:${peer}`;
-    if (scope === "per-channel-peer") return `agent:${agentId}:${channel}:direct:${peer}`;
-    return `agent:${agentId}:direct:${peer}`;
-  }
-  if (params.groupScope === "main") return main;
-  return `agent:${agentId}:${channel}:${kind}:${lowerTrim(params.peerId) || "unknown"}`;
-}
+/** The kernel's own peer-key rules (runtime-resolver's, OpenClaw 2026.9.6 shapes, identity links included). */
+export const peerSessionKey: SessionKeyBuilders["peerKey"] = buildAgentPeerSessionKey;
 
 export const SESSION_KEY_BUILDERS: SessionKeyBuilders = {
-  peerKey: peerSessionKey,
-  threadKey: ({ baseSessionKey, threadId }) => {
-    const thread = (threadId ?? "").trim();
-    return { sessionKey: thread ? `${baseSessionKey}:thread:${thread.toLowerCase()}` : baseSessionKey };
-  },
+  peerKey: buildAgentPeerSessionKey,
+  threadKey: resolveThreadSessionKeys,
 };
 
 /** channels-core's route (bindings → agent, peer, thread) and the session key under `session.*`. */

@@ -1,5 +1,9 @@
 // @agent-kernel/kernel: the one canonical path to prepare and run an agent turn — prepareSession,
 // executeTurn, run registry, per-session lanes and a global cap, lifecycle events, TurnOutcome, delivery sinks.
+
+// Session-key builders for entry points that route their own peers (the gateway's channels): the same
+// rules the kernel applies to `--to` and message contexts, so apps never restate them.
+export { buildAgentPeerSessionKey, resolveThreadSessionKeys } from "@agent-kernel/runtime-resolver";
 export {
   type DoctorReport,
   findSession,
