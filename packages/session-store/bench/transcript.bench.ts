@@ -4,7 +4,9 @@
 // crash, not a power loss); our `normal` is the same class (WAL, synchronous=NORMAL); `full` fsyncs every
 // commit and survives a power loss. Reads are either cold (the process-wide read cache cleared before each
 // iteration: every entry parsed from SQLite) or warm (the entries were read before in this process, which is
-// how the turn executor reads a session every turn).
+// how the turn executor reads a session every turn). The cases marked "explains" show where the time goes: an
+// append whose parent this process has not seen (checked in SQL), the JSON.parse every cold read must pay, and
+// the kernel's own cold path (the pi adapter: getEntries into pi's in-memory manager, then its context).
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -105,6 +107,8 @@ const readDir = mkdtempSync(join(tmpdir(), "bench-read-"));
 const piWriter = SessionManager.create("/work", join(readDir, "pi"));
 for (let index = 0; index < ENTRIES; index++) piWriter.appendMessage(message(index));
 const piFile = piWriter.getSessionFile() ?? "";
+// The store's stored JSON of every entry, already in memory: what a cold read must at least parse.
+const storedBodies = Array.from({ length: ENTRIES }, (_u, i) => JSON.stringify(entry(i)));
 const readStore = await openSessionStore({ stateDir: join(readDir, "store") });
 readStore
   .openTranscript(AGENT, "read", { header: header("read") })
@@ -167,6 +171,21 @@ export default [
         after: dropStore,
       },
       {
+        // Each parent is the entry before the last one (two interleaved chains), which this process has
+        // neither just appended nor read: every insert checks its parent in SQL, as the first append of a
+        // process to a session it never read does.
+        name: `explains: store append ×${ENTRIES} (durability normal, WAL), every parent checked in SQL`,
+        before: () => freshStore("normal"),
+        run: (state: StoreState) => {
+          const transcript = state.store.openTranscript(AGENT, "s", { header: header("s") });
+          for (let index = 0; index < ENTRIES; index++) {
+            const { parentId: _chain, ...rest } = entry(index);
+            transcript.append({ ...rest, parentId: index < 2 ? null : entry(index - 2).id });
+          }
+        },
+        after: dropStore,
+      },
+      {
         name: `store appendMany ×${ENTRIES} (one transaction, WAL)`,
         before: () => freshStore("normal"),
         run: (state: StoreState) => {
@@ -224,9 +243,24 @@ export default [
         },
       },
       {
+        name: `explains: JSON.parse of the store's ${ENTRIES} entry bodies (strings already in memory, no SQLite)`,
+        run: () => {
+          for (const body of storedBodies) JSON.parse(body);
+        },
+      },
+      {
         name: "store openTranscript + getBranch, cold (cache cleared, store open)",
         before: clearTranscriptCache,
         run: () => readStore.openTranscript(AGENT, "read").getBranch(),
+      },
+      {
+        name: "explains: the kernel's cold path: store getEntries + pi SessionManager.inMemory + buildSessionContext",
+        before: clearTranscriptCache,
+        run: () => {
+          const transcript = readStore.openTranscript(AGENT, "read");
+          const fileEntries = [header("read"), ...transcript.getEntries()] as unknown as FileEntry[];
+          SessionManager.inMemory("/work", undefined, fileEntries).buildSessionContext();
+        },
       },
       {
         name: "store open + openTranscript + getBranch + close, cold (cache cleared)",

@@ -86,6 +86,11 @@ export class TranscriptCache {
     return created;
   }
 
+  /** The cached session if there is one, without marking it used or creating it. */
+  find(key: string): CachedSession | undefined {
+    return this.#sessions.get(key);
+  }
+
   /** Re-counts a session after it grew and evicts the least recently used sessions over the bound. */
   settle(session: CachedSession): void {
     if (this.#sessions.get(session.key) !== session) return;
