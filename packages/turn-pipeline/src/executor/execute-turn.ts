@@ -1,6 +1,7 @@
 // `executeTurn`: one prompt turn through pi, from the prepared inputs to a `TurnResult`. Owns: the run record
 // (started, every attempt recorded, finished with status and reason), the transcript binding, the
-// first-turn bootstrap record, tool wiring, one hermetic AgentSession per attempt, the recovery loop driven by
+// first-turn bootstrap record, tool wiring, one hermetic AgentSession per attempt (a warm session's first
+// attempt may continue on the one its last turn answered with), the recovery loop driven by
 // runtime-resolver's `planRecovery` (thinking fallback, overflow compaction ≤ 3, one transient retry,
 // persisted cooldowns, profile rotation, model fallback), the turn timeout, the caller's AbortSignal and the
 // stall watchdog. A plain async function over explicit inputs: the kernel wraps it with lanes and a run
@@ -10,6 +11,15 @@
 // Nothing is stored twice: the user message is sent once (`prompt`); every later attempt hides the failed
 // assistant message from the context (a `context_edit`, as pi's own retry does) and continues from the
 // stored context (`agent.continue()`), so the transcript holds one user message and every attempt's answer.
+//
+// When transcript entries become durable: the binding holds what pi appends (`deferWrites`) and stores it in
+// one transaction right before every model request (so whatever a model is sent — the user message first of
+// all — is stored before it is sent), at the end of every attempt, and at the end of the turn, before the run
+// is finished. A first turn's bootstrap record, model and thinking entries, system message and user message
+// are one commit; a turn with tool calls commits once per model request instead of once per tool result.
+//
+// A warm session's next turn runs on the AgentSession its last turn answered with when nothing it is made
+// from changed (warm-agent-sessions.ts): pi's own interactive mode runs every prompt of a session that way.
 import { randomUUID } from "node:crypto";
 import { resolveAgentConfig } from "@agent-kernel/config";
 import {
@@ -44,6 +54,12 @@ import {
   recordedBootstrap,
 } from "./system-prompt.ts";
 import type { AttemptRecord, TurnContext, TurnRequest, TurnResult, TurnStatus, TurnUsage } from "./types.ts";
+import {
+  type AgentSessionShape,
+  installRequestHook,
+  type WarmAgentSession,
+  WarmAgentSessions,
+} from "./warm-agent-sessions.ts";
 
 export const DEFAULT_STALL_TIMEOUT_MS = 120_000;
 export const DEFAULT_TRANSIENT_RETRY_DELAY_MS = 2_500;
@@ -58,7 +74,11 @@ type StopCause = "timeout" | "aborted" | "stalled";
  * The process's warm sessions: a turn continues from the pi manager the session's last turn left when the
  * store still holds exactly that (binding-cache.ts), instead of re-reading and re-indexing the transcript.
  */
-const warmSessions = new PiSessionBindingCache();
+const warmSessions = new PiSessionBindingCache({
+  onDrop: (binding) => warmAgentSessions.drop(binding.sessionManager),
+});
+/** The AgentSession each warm binding's last turn answered with, while nothing it is made from changes. */
+const warmAgentSessions = new WarmAgentSessions();
 /** The default tools of every (store, workspace, agent, exec limits, policy), built and wrapped once. */
 const defaultTools = new DefaultToolCache();
 
@@ -203,14 +223,23 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   let errorMessage: string | undefined;
   let compactions = 0;
   let answered: { provider: string; model: string; profileId?: string | undefined } | undefined;
+  // A transcript write refused before a model request: what the attempt reports (pi only sees its effects).
+  let storeFailure: Error | undefined;
+  // The session of a turn answered at its first attempt: kept for the session's next turn once settled.
+  let keepable: WarmAgentSession | undefined;
 
   const bindingTarget = { agentId: context.agentId, sessionId: context.sessionId, cwd: context.workspaceDir };
   let binding: PiSessionBinding | undefined;
   // Set once no pi session of this turn can still write: only then may the binding serve the next turn.
   let settled = false;
   try {
-    binding = warmSessions.acquire(store, bindingTarget);
-    const sessionManager = binding.sessionManager;
+    // PostgreSQL: loads (or refreshes) the transcript into memory, fenced by the session's lease when the
+    // kernel holds one; the binding check below then sees other processes' entries. A no-op on SQLite.
+    await store.loadTranscript(context.agentId, context.sessionId);
+    const activeBinding = warmSessions.acquire(store, bindingTarget);
+    binding = activeBinding;
+    activeBinding.deferWrites();
+    const sessionManager = activeBinding.sessionManager;
     const bootstrapFiles = await resolveBootstrap(context, sessionManager, mode, agentConfig);
     const tools = defaultTools.toolsFor(
       {
@@ -226,10 +255,15 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     );
     const toolNames = tools.map((tool) => tool.name);
 
-    const profiles = AuthProfileStore.load(config, runtime.agentDir.value);
+    // Read from disk only when a profile is in play: a turn without profiles never needs the file.
+    let loadedProfiles: AuthProfileStore | undefined;
+    const profiles = (): AuthProfileStore => {
+      loadedProfiles ??= AuthProfileStore.load(config, runtime.agentDir.value);
+      return loadedProfiles;
+    };
     const orderFor = async (candidate: ModelCandidate, index: number): Promise<readonly string[]> => {
       if (index === 0) return runtime.authProfile.order;
-      return profiles.resolveOrder({
+      return profiles().resolveOrder({
         provider: candidate.provider,
         usage: await loadProfileUsage(store.auth, context.agentId, now()),
         now: now(),
@@ -253,7 +287,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       const model = context.models.resolveModel(current.candidate);
       const keepRecentTokens = Math.max(256, Math.min(20_000, Math.floor(model.contextWindow / 4)));
       const profileId = current.order[profileIndex];
-      const profile = profileId === undefined ? undefined : profiles.get(profileId);
+      const profile = profileId === undefined ? undefined : profiles().get(profileId);
       const level = clampThinkLevel(thinking, supportedThinkLevels(model));
       const modelRuntime = await context.models.runtimeFor(model, {
         profileId,
@@ -269,12 +303,11 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         if (recorded.thinkingLevel !== toPiThinkingLevel(level))
           sessionManager.appendThinkingLevelChange(toPiThinkingLevel(level));
       }
-      const session = await createHermeticSession({
-        cwd: context.workspaceDir,
+      const shape: AgentSessionShape = {
         modelRuntime,
         model,
-        thinkingLevel: recorded.hasMessages ? undefined : toPiThinkingLevel(level),
-        sessionManager,
+        thinkingLevel: toPiThinkingLevel(level),
+        tools,
         systemPrompt: buildKernelSystemPrompt({
           mode,
           workspaceDir: context.workspaceDir,
@@ -286,10 +319,28 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         }),
         extraSystemPrompt: request.extraSystemPrompt,
         bootstrapFiles,
-        tools,
         keepRecentTokens,
-      });
+      };
+      const warm = index === 0 ? warmAgentSessions.take(sessionManager, shape) : undefined;
+      const session =
+        warm?.session ??
+        (await createHermeticSession({
+          ...shape,
+          cwd: context.workspaceDir,
+          thinkingLevel: recorded.hasMessages ? undefined : shape.thinkingLevel,
+          sessionManager,
+        }));
       currentSession = session;
+      // Whatever the model is about to be sent is stored first (see the header).
+      const requestHook = warm?.requestHook ?? installRequestHook(session);
+      requestHook.beforeRequest = () => {
+        try {
+          activeBinding.flushWrites();
+        } catch (error) {
+          storeFailure ??= error instanceof Error ? error : new Error(String(error));
+          throw storeFailure;
+        }
+      };
       const reply = new ReplyStream({
         ...(context.reply ?? {}),
         messagingToolSentTexts: () => messagingTexts,
@@ -334,6 +385,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       }
       const attemptPayloads = reply.finish();
       unsubscribeCallbacks();
+      activeBinding.flushWrites();
       for (const message of observation.assistantMessages) usage = addUsage(usage, message);
       const last = observation.assistantMessages.at(-1);
       const lastFailed = last !== undefined && (last.stopReason === "error" || last.stopReason === "aborted");
@@ -342,13 +394,15 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
           ? stopCause === "stalled"
             ? `LLM request timed out: no data from the stream for ${stallMs} ms`
             : (last?.errorMessage ?? `turn ${stopCause}`)
-          : thrown !== undefined
-            ? thrown
-            : lastFailed
-              ? (last.errorMessage ?? `assistant ${last.stopReason}`)
-              : last === undefined
-                ? "the model returned no message"
-                : undefined;
+          : storeFailure !== undefined
+            ? storeFailure.message
+            : thrown !== undefined
+              ? thrown
+              : lastFailed
+                ? (last.errorMessage ?? `assistant ${last.stopReason}`)
+                : last === undefined
+                  ? "the model returned no message"
+                  : undefined;
       const durationMs = now() - startedAt;
       const base = {
         index: index + 1,
@@ -367,7 +421,8 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         status = "ok";
         answered = { provider: model.provider, model: model.id, profileId };
         log.emit("lifecycle", { phase: "attempt_end", ...base, outcome: "ok" });
-        session.dispose();
+        if (index === 0) keepable = { session, shape, requestHook };
+        else session.dispose();
         currentSession = undefined;
         break;
       }
@@ -408,10 +463,13 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
 
       // Decide the next step: the plan's steps in order, the first that applies.
       let action: string | undefined;
+      // A refused transcript write is not the provider's fault: no other model or profile can fix it.
       const recoverySteps: readonly RecoveryStep[] =
-        failoverReason !== null && TRANSIENT_REASONS.has(failoverReason) && !transientRetried
-          ? [{ kind: "retry_same", maxAttempts: 1 }, ...plan.steps]
-          : plan.steps;
+        storeFailure !== undefined
+          ? []
+          : failoverReason !== null && TRANSIENT_REASONS.has(failoverReason) && !transientRetried
+            ? [{ kind: "retry_same", maxAttempts: 1 }, ...plan.steps]
+            : plan.steps;
       for (const step of recoverySteps) {
         if (step.kind === "lower_thinking") {
           attemptedThinking.add(level);
@@ -547,6 +605,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       reason = "attempt_limit";
       errorMessage = `gave up after ${MAX_ATTEMPTS} attempts`;
     }
+    activeBinding.writeThrough();
     settled = true;
     if (status === "ok" && answered?.profileId !== undefined) {
       await recordProfileSuccess(store.auth, {
@@ -565,9 +624,27 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     if (turnTimer) clearTimeout(turnTimer);
     if (stallTimer) clearTimeout(stallTimer);
     request.signal?.removeEventListener("abort", onCallerAbort);
-    if (settled && binding !== undefined) warmSessions.release(store, bindingTarget, binding);
+    if (settled && binding !== undefined) {
+      // Kept before the binding goes back: a cache that drops the binding disposes what is kept beside it.
+      if (keepable !== undefined) warmAgentSessions.keep(binding.sessionManager, keepable);
+      warmSessions.release(store, bindingTarget, binding);
+    } else {
+      keepable?.session.dispose();
+      if (binding !== undefined) storeWhatIsHeld(binding);
+    }
   }
 
+  // The turn's transcript writes are durable only once flushed (PostgreSQL; instant on SQLite): a flush
+  // refused (server gone, the session's lease lost) fails the turn instead of reporting an unstored answer.
+  if (binding !== undefined) {
+    try {
+      await flushTranscript(store, binding.transcript);
+    } catch (error) {
+      status = "error";
+      reason = "internal";
+      errorMessage = `the transcript was not stored: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
   log.emit("lifecycle", {
     phase: "end",
     status,
@@ -618,6 +695,28 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     messagingToolTexts: messagingTexts,
     events: log.events,
   };
+}
+
+/**
+ * A turn that ended in an internal error still stores what pi appended, as the write-through mirror would
+ * have; if the store refuses, the binding is out of sync and the next turn reopens the session from the store.
+ */
+function storeWhatIsHeld(binding: PiSessionBinding): void {
+  try {
+    binding.writeThrough();
+  } catch {
+    // The turn already ends in an error; the transcript keeps what was stored before.
+  }
+}
+
+/** The transcript's own flush where it has one (PostgreSQL), so another session's failure never fails this turn. */
+function flushTranscript(
+  store: TurnContext["store"],
+  transcript: PiSessionBinding["transcript"],
+): Promise<void> {
+  return "flush" in transcript && typeof transcript.flush === "function"
+    ? (transcript.flush as () => Promise<void>).call(transcript)
+    : store.flush();
 }
 
 function toFallbackAttempt(attempt: AttemptRecord): FallbackAttempt {

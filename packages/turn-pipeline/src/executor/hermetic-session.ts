@@ -1,4 +1,5 @@
-// One hermetic pi AgentSession per attempt (pi-sdk.md §2.4). Owns: the in-memory settings (pi's auto-retry,
+// One hermetic pi AgentSession per attempt (pi-sdk.md §2.4; a warm session's next turn may run on the one its
+// last turn answered with, see warm-agent-sessions.ts). Owns: the in-memory settings (pi's auto-retry,
 // HTTP retries, auto-compaction and cache warming off: the executor's recovery loop is the only retry layer,
 // so the two layers never multiply), the resource loader that discovers nothing and serves the kernel's
 // prompt, and `createAgentSession` with every service injected, our tools only, and an explicit model. Does

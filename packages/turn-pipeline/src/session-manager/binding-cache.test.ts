@@ -96,4 +96,33 @@ describe("warm pi session bindings", () => {
     expect(cache.acquire(store, a).sessionManager).not.toBe(bindingA.sessionManager);
     expect(cache.acquire(store, b).sessionManager).toBe(bindingB.sessionManager);
   });
+
+  it("tells its owner about every binding that leaves without serving another turn", () => {
+    const dropped: string[] = [];
+    const cache = new PiSessionBindingCache({
+      maxSessions: 1,
+      onDrop: (binding) => dropped.push(binding.transcript.sessionId),
+    });
+    const a = { ...target, sessionId: "a" };
+    const b = { ...target, sessionId: "b" };
+    const bindingA = cache.acquire(store, a);
+    cache.release(store, a, bindingA);
+    // Evicted: the least recently used goes.
+    cache.release(store, b, cache.acquire(store, b));
+    expect(dropped).toEqual(["a"]);
+    // Replaced by a newer binding of the same session (two concurrent turns, the later one handed back last).
+    const first = cache.acquire(store, b);
+    const second = cache.acquire(store, b);
+    cache.release(store, b, first);
+    cache.release(store, b, second);
+    expect(dropped).toEqual(["a", "b"]);
+    // Found out of sync: someone else appended.
+    openPiSessionManager(store, b).sessionManager.appendMessage({ role: "user", content: "x", timestamp: 1 });
+    expect(cache.acquire(store, b).sessionManager).not.toBe(second.sessionManager);
+    expect(dropped).toEqual(["a", "b", "b"]);
+    // Forgotten with its store.
+    cache.release(store, a, cache.acquire(store, a));
+    cache.forget(store);
+    expect(dropped).toEqual(["a", "b", "b", "a"]);
+  });
 });

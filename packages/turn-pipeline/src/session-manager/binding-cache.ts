@@ -27,12 +27,23 @@ export interface BindingTarget {
 /** Warm sessions kept per store; each holds its transcript's entries (shared with the store's read cache). */
 export const DEFAULT_WARM_SESSIONS = 256;
 
+export interface PiSessionBindingCacheOptions {
+  readonly maxSessions?: number;
+  /**
+   * Called for a binding that leaves the cache without serving another turn: evicted, replaced by a newer
+   * binding of its session, found out of sync, or forgotten. What its owner kept beside it can go.
+   */
+  readonly onDrop?: (binding: PiSessionBinding) => void;
+}
+
 export class PiSessionBindingCache {
   readonly #maxSessions: number;
+  readonly #onDrop: ((binding: PiSessionBinding) => void) | undefined;
   readonly #byStore = new WeakMap<TranscriptOpener, Map<string, PiSessionBinding>>();
 
-  constructor(options: { readonly maxSessions?: number } = {}) {
+  constructor(options: PiSessionBindingCacheOptions = {}) {
     this.#maxSessions = options.maxSessions ?? DEFAULT_WARM_SESSIONS;
+    this.#onDrop = options.onDrop;
   }
 
   /** The session's binding for one turn: the warm one when it is still in sync, else a fresh one. */
@@ -46,34 +57,48 @@ export class PiSessionBindingCache {
       if (binding.isInSync()) {
         return {
           ...binding,
-          isNew: binding.transcript.count() === 0,
+          // In sync: the store holds exactly the binding's entries, no need to count them again.
+          isNew: binding.storedCount() === 0,
           storedThinkingLevel: latestThinkingLevel(binding.sessionManager.getBranch()),
         };
       }
+      this.#onDrop?.(binding);
     }
     return openPiSessionManager(store, target);
   }
 
   /** Hands a binding back after its turn; it serves the next turn of its session if still in sync then. */
   release(store: TranscriptOpener, target: BindingTarget, binding: PiSessionBinding): void {
-    if (this.#maxSessions <= 0) return;
+    if (this.#maxSessions <= 0) {
+      this.#onDrop?.(binding);
+      return;
+    }
     let warm = this.#byStore.get(store);
     if (warm === undefined) {
       warm = new Map();
       this.#byStore.set(store, warm);
     }
     const key = keyOf(target);
+    const replaced = warm.get(key);
     warm.delete(key);
     warm.set(key, binding);
+    if (replaced !== undefined && replaced.sessionManager !== binding.sessionManager)
+      this.#onDrop?.(replaced);
     if (warm.size > this.#maxSessions) {
-      const oldest = warm.keys().next();
-      if (!oldest.done) warm.delete(oldest.value);
+      const oldest = warm.entries().next();
+      if (!oldest.done) {
+        warm.delete(oldest.value[0]);
+        this.#onDrop?.(oldest.value[1]);
+      }
     }
   }
 
   /** Drops every warm binding of a store (e.g. before closing it). */
   forget(store: TranscriptOpener): void {
+    const warm = this.#byStore.get(store);
     this.#byStore.delete(store);
+    if (warm !== undefined && this.#onDrop !== undefined)
+      for (const binding of warm.values()) this.#onDrop(binding);
   }
 }
 

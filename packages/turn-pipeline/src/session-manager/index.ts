@@ -4,6 +4,7 @@ export {
   type BindingTarget,
   DEFAULT_WARM_SESSIONS,
   PiSessionBindingCache,
+  type PiSessionBindingCacheOptions,
 } from "./binding-cache.ts";
 export {
   bindPiSessionManager,

@@ -227,3 +227,74 @@ describe("the pi SessionManager adapter", () => {
     expect(entries.map((entry) => (entry.message as { content: string }).content)).toEqual(["stored"]);
   });
 });
+
+describe("deferred writes", () => {
+  const cwd = "/workspace";
+  const contents = (entries: readonly TranscriptEntry[]) =>
+    entries.map((entry) => (entry.message as { content: string }).content);
+
+  it("holds appended entries until a flush stores them all; out of sync while any is held", () => {
+    const binding = openPiSessionManager(store, { agentId: AGENT, sessionId: "held", cwd });
+    const { sessionManager } = binding;
+    sessionManager.appendMessage({ role: "user", content: "before", timestamp: 1 });
+    binding.deferWrites();
+    sessionManager.appendMessage({ role: "user", content: "one", timestamp: 2 });
+    sessionManager.appendMessage({ role: "user", content: "two", timestamp: 3 });
+    expect(contents(store.openTranscript(AGENT, "held").getEntries())).toEqual(["before"]);
+    expect(binding.isInSync()).toBe(false);
+    expect(binding.storedCount()).toBe(1);
+
+    binding.flushWrites();
+    const stored = store.openTranscript(AGENT, "held");
+    expect(stored.getEntries()).toEqual(sessionManager.getEntries());
+    expect(stored.getLeafId()).toBe(sessionManager.getLeafId());
+    expect(binding.isInSync()).toBe(true);
+    expect(binding.storedCount()).toBe(3);
+
+    // Still deferring after a flush; `writeThrough` stores what is held and goes back to storing at once.
+    sessionManager.appendMessage({ role: "user", content: "three", timestamp: 4 });
+    expect(store.openTranscript(AGENT, "held").count()).toBe(3);
+    binding.writeThrough();
+    sessionManager.appendMessage({ role: "user", content: "four", timestamp: 5 });
+    expect(contents(store.openTranscript(AGENT, "held").getEntries())).toEqual([
+      "before",
+      "one",
+      "two",
+      "three",
+      "four",
+    ]);
+    expect(binding.isInSync()).toBe(true);
+  });
+
+  it("a leaf move stores the held entries first (its target must be stored)", () => {
+    const binding = openPiSessionManager(store, { agentId: AGENT, sessionId: "held-leaf", cwd });
+    binding.deferWrites();
+    const first = binding.sessionManager.appendMessage({ role: "user", content: "one", timestamp: 1 });
+    binding.sessionManager.appendMessage({ role: "user", content: "two", timestamp: 2 });
+    binding.sessionManager.branch(first);
+    const stored = store.openTranscript(AGENT, "held-leaf");
+    expect(contents(stored.getEntries())).toEqual(["one", "two"]);
+    expect(stored.getLeafId()).toBe(first);
+    binding.sessionManager.resetLeaf();
+    expect(store.openTranscript(AGENT, "held-leaf").getLeafId()).toBeNull();
+    expect(binding.isInSync()).toBe(true);
+  });
+
+  it("a refused flush fails the mirror: nothing of the batch is stored and later writes are refused", async () => {
+    const binding = openPiSessionManager(store, { agentId: AGENT, sessionId: "held-fail", cwd });
+    binding.sessionManager.appendMessage({ role: "user", content: "stored", timestamp: 1 });
+    binding.deferWrites();
+    binding.sessionManager.appendMessage({ role: "user", content: "lost", timestamp: 2 });
+    binding.sessionManager.appendMessage({ role: "user", content: "lost too", timestamp: 3 });
+    await store.close();
+    expect(() => binding.flushWrites()).toThrow(
+      /could not store 2 entries from entry [0-9a-f]+ \(message\) on/,
+    );
+    expect(binding.isInSync()).toBe(false);
+    expect(() => binding.sessionManager.appendMessage({ role: "user", content: "x", timestamp: 4 })).toThrow(
+      /an earlier transcript write failed; reopen the session/,
+    );
+    store = await openSessionStore({ stateDir });
+    expect(contents(store.openTranscript(AGENT, "held-fail").getEntries())).toEqual(["stored"]);
+  });
+});

@@ -1,7 +1,8 @@
 // The pi `SessionManager` adapter over a session-store `Transcript`. Owns: rehydrating pi's manager from the
-// store, writing every entry pi appends through to the store synchronously, recording leaf moves, refusing
-// the pi calls that would bypass the store, and the thinking-level rule on restart. Does not own: the
-// storage itself (session-store), creating the AgentSession or choosing its model (the turn executor).
+// store, writing every entry pi appends through to the store (synchronously, or held and written as one
+// batch when the caller defers writes), recording leaf moves, refusing the pi calls that would bypass the
+// store, and the thinking-level rule on restart. Does not own: the storage itself (session-store), creating
+// the AgentSession or choosing its model, or deciding when held writes must be durable (the turn executor).
 //
 // Choice: option A, "mirror" (pi-sdk.md §3.4). We keep pi's own `SessionManager.inMemory(...)` as the tree
 // and projection engine and override three things on the instance: `_persist` (pi's single synchronous write
@@ -21,6 +22,11 @@
 //   manager is moved to the stored leaf (pi's rehydration would put it on the last appended entry);
 // - `createBranchedSession`, `newSession` and `setSessionFile` swap the session inside the manager without
 //   calling `_persist`: they throw; fork to a new kernel session in the store instead;
+// - deferred writes (`deferWrites`/`flushWrites`/`writeThrough`): a turn appends several entries (a first
+//   turn six, a turn with tool calls two per call); one transaction for the entries held since the last
+//   flush costs one commit instead of one per entry. Held entries are in pi's memory only: the binding is
+//   not in sync while any is held, a leaf move flushes first (its target must be stored), and a failed
+//   flush fails the mirror like a failed append;
 // - thinking level on restart: an explicit `thinkingLevel` passed to `createAgentSession` for an existing
 //   transcript wins without writing an entry, so agent and transcript disagree. `thinkingLevelForCreate`
 //   returns `undefined` for a transcript that already records one (pi restores it); call
@@ -48,11 +54,23 @@ export interface PiSessionBinding {
   /** The thinking level recorded on the active branch when opened, if any. */
   readonly storedThinkingLevel: string | undefined;
   /**
-   * True while pi's manager holds exactly what the store holds: no write through it failed, and nobody
-   * appended to the transcript or moved its leaf behind its back (one look at the store's read cache). A
-   * binding in sync can serve the session's next turn as it is (binding-cache.ts).
+   * True while pi's manager holds exactly what the store holds: no write through it failed, none is held
+   * (`deferWrites`), and nobody appended to the transcript or moved its leaf behind its back (one look at
+   * the store's read cache). A binding in sync can serve the session's next turn as it is (binding-cache.ts).
    */
   isInSync(): boolean;
+  /** Entries the store holds for this session as far as the binding knows (its own writes included). */
+  storedCount(): number;
+  /**
+   * From now on, entries pi appends are held in memory until `flushWrites` or `writeThrough` stores them,
+   * all held entries in one transaction. For a caller that knows when entries must be durable (the turn
+   * executor: before every model request and at the end of the turn).
+   */
+  deferWrites(): void;
+  /** Stores the held entries now, in one transaction; throws (and fails the mirror) if the store refuses. */
+  flushWrites(): void;
+  /** `flushWrites`, then back to storing every entry when pi appends it. */
+  writeThrough(): void;
 }
 
 /** The header a new session's transcript starts with: pi's own header shape, format version 3. */
@@ -120,8 +138,13 @@ export function bindPiSessionManager(
     // Entries are immutable and only ever appended, so the same count and leaf mean the same transcript.
     isInSync: () =>
       !mirror.failed() &&
+      !mirror.holding() &&
       transcript.count() === mirror.storedCount() &&
       transcript.getLeafId() === sessionManager.getLeafId(),
+    storedCount: mirror.storedCount,
+    deferWrites: mirror.defer,
+    flushWrites: mirror.flush,
+    writeThrough: mirror.writeThrough,
   };
 }
 
@@ -137,44 +160,82 @@ export function thinkingLevelForCreate<Level extends string>(
   return binding.storedThinkingLevel === undefined ? requested : undefined;
 }
 
-/** What the mirror knows about its writes: whether one failed, and how many entries the store holds by now. */
+/** What the mirror knows about its writes, and the deferred-write controls (see `PiSessionBinding`). */
 interface MirrorState {
   failed(): boolean;
+  holding(): boolean;
   storedCount(): number;
+  defer(): void;
+  flush(): void;
+  writeThrough(): void;
+}
+
+/** What a transcript may offer beyond the contract: both session-store backends have it. */
+interface BatchAppend {
+  appendMany?(entries: readonly TranscriptEntry[]): void;
 }
 
 function mirrorWrites(sessionManager: SessionManager, transcript: Transcript, loaded: number): MirrorState {
   let failure: Error | undefined;
   let stored = loaded;
+  let deferring = false;
+  let held: TranscriptEntry[] = [];
   const where = `${transcript.agentId}/${transcript.sessionId}`;
-  // Every pi append reaches this hook synchronously, after pi put the entry in memory. If the store
-  // refuses it, memory and store disagree from here on: the manager refuses any further write, so nothing
-  // is ever appended under a parent the store does not hold. Reopen the session to continue.
-  sessionManager._persist = (entry: SessionEntry): void => {
+  const appendMany = (transcript as Transcript & BatchAppend).appendMany?.bind(transcript);
+  const refuseAfterFailure = (): void => {
     if (failure !== undefined) {
       throw new Error(`session ${where}: an earlier transcript write failed; reopen the session`, {
         cause: failure,
       });
     }
+  };
+  const fail = (error: unknown, what: string): Error => {
+    failure = error instanceof Error ? error : new Error(String(error));
+    return new Error(`session ${where}: could not store ${what}`, { cause: failure });
+  };
+  const flush = (): void => {
+    if (held.length === 0) return;
+    refuseAfterFailure();
+    const batch = held;
+    held = [];
+    try {
+      if (appendMany !== undefined) appendMany(batch);
+      else for (const entry of batch) transcript.append(entry);
+      stored += batch.length;
+    } catch (error) {
+      const first = batch[0];
+      const what = `entry ${first?.id} (${first?.type})`;
+      throw fail(error, batch.length === 1 ? what : `${batch.length} entries from ${what} on`);
+    }
+  };
+  // Every pi append reaches this hook synchronously, after pi put the entry in memory. If the store
+  // refuses it, memory and store disagree from here on: the manager refuses any further write, so nothing
+  // is ever appended under a parent the store does not hold. Reopen the session to continue.
+  sessionManager._persist = (entry: SessionEntry): void => {
+    refuseAfterFailure();
+    if (deferring) {
+      held.push(toTranscriptEntry(entry));
+      return;
+    }
     try {
       transcript.append(toTranscriptEntry(entry));
       stored += 1;
     } catch (error) {
-      failure = error instanceof Error ? error : new Error(String(error));
-      throw new Error(`session ${where}: could not store entry ${entry.id} (${entry.type})`, {
-        cause: failure,
-      });
+      throw fail(error, `entry ${entry.id} (${entry.type})`);
     }
   };
 
+  // A leaf move names an entry the store must already hold: held entries go first.
   const piBranch = sessionManager.branch.bind(sessionManager);
   sessionManager.branch = (branchFromId: string): void => {
     piBranch(branchFromId);
+    flush();
     transcript.setLeaf(branchFromId);
   };
   const piResetLeaf = sessionManager.resetLeaf.bind(sessionManager);
   sessionManager.resetLeaf = (): void => {
     piResetLeaf();
+    flush();
     transcript.setLeaf(null);
   };
 
@@ -186,7 +247,19 @@ function mirrorWrites(sessionManager: SessionManager, transcript: Transcript, lo
   sessionManager.createBranchedSession = refuse("createBranchedSession");
   sessionManager.newSession = refuse("newSession");
   sessionManager.setSessionFile = refuse("setSessionFile");
-  return { failed: () => failure !== undefined, storedCount: () => stored };
+  return {
+    failed: () => failure !== undefined,
+    holding: () => held.length > 0,
+    storedCount: () => stored,
+    defer: () => {
+      deferring = true;
+    },
+    flush,
+    writeThrough: () => {
+      flush();
+      deferring = false;
+    },
+  };
 }
 
 /** The thinking level the latest `thinking_level_change` on a branch records, if any. */
