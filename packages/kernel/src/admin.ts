@@ -18,6 +18,7 @@ import {
   type RunRecord,
   type SchemaInfo,
   type SessionRecord,
+  type SessionStore,
   type SqliteSessionStore,
   type TranscriptEntry,
 } from "@agent-kernel/session-store";
@@ -33,9 +34,40 @@ export type {
   SqliteSessionStore as KernelStore,
 } from "@agent-kernel/session-store";
 
+export interface OpenKernelStoreOptions {
+  readonly stateDir: string;
+  /**
+   * With `store.driver: "postgres"`, the store is the PostgreSQL one at `store.postgres.url` (the
+   * `@agent-kernel/session-store/postgres` entry, loaded only then: a SQLite user never loads `pg`).
+   */
+  readonly config?: KernelConfig | undefined;
+}
+
 /** Opens (creating and migrating) the store under `stateDir`; the caller closes it. */
-export function openKernelStore(options: { readonly stateDir: string }): Promise<SqliteSessionStore> {
-  return openSessionStore({ stateDir: options.stateDir });
+export function openKernelStore(options: { readonly stateDir: string }): Promise<SqliteSessionStore>;
+/** Opens the store `config.store` names: SQLite under `stateDir`, or PostgreSQL; the caller closes it. */
+export function openKernelStore(options: OpenKernelStoreOptions): Promise<SessionStore>;
+export async function openKernelStore(options: OpenKernelStoreOptions): Promise<SessionStore> {
+  const store = options.config?.store;
+  if (store?.driver !== "postgres") return openSessionStore({ stateDir: options.stateDir });
+  const url = store.postgres?.url;
+  if (url === undefined) {
+    throw new Error('store.driver is "postgres" but store.postgres.url is not set (e.g. "${DATABASE_URL}")');
+  }
+  const { openPostgresSessionStore } = await import("@agent-kernel/session-store/postgres");
+  return openPostgresSessionStore({
+    connectionString: url,
+    ...(store.postgres?.maxConnections === undefined
+      ? {}
+      : { maxConnections: store.postgres.maxConnections }),
+  });
+}
+
+/** Where the store lives, for reports: its state dir (SQLite) or `postgres:<schema>`. */
+function storeLocation(store: SessionStore): string {
+  if ("stateDir" in store && typeof store.stateDir === "string") return store.stateDir;
+  if ("schemaName" in store && typeof store.schemaName === "string") return `postgres:${store.schemaName}`;
+  return "";
 }
 
 /** The agents to look at: the given one, else every configured agent plus the default `main`. */
@@ -71,7 +103,7 @@ function summarise(row: SessionRecord): SessionSummary {
 
 /** Sessions of one agent or of every configured agent, most recently updated first. */
 export async function listSessions(
-  store: SqliteSessionStore,
+  store: SessionStore,
   config: KernelConfig,
   options: { readonly agentId?: string | undefined } = {},
 ): Promise<SessionSummary[]> {
@@ -86,7 +118,7 @@ export async function listSessions(
  * or every configured agent.
  */
 export async function findSession(
-  store: SqliteSessionStore,
+  store: SessionStore,
   config: KernelConfig,
   ref: { readonly agentId?: string | undefined; readonly key: string },
 ): Promise<SessionRecord | undefined> {
@@ -140,12 +172,13 @@ function branchMessages(entries: readonly TranscriptEntry[]): { role: string; te
 }
 
 export async function showSession(
-  store: SqliteSessionStore,
+  store: SessionStore,
   config: KernelConfig,
   ref: { readonly agentId?: string | undefined; readonly key: string; readonly runLimit?: number },
 ): Promise<SessionDetails | undefined> {
   const session = await findSession(store, config, ref);
   if (session === undefined) return undefined;
+  await store.loadTranscript(session.agentId, session.sessionId);
   const has = store.hasTranscript(session.agentId, session.sessionId);
   const transcript = has ? store.openTranscript(session.agentId, session.sessionId) : undefined;
   const runs = await store.runs.listForSession(session, { limit: ref.runLimit ?? 20 });
@@ -159,7 +192,7 @@ export async function showSession(
 
 /** Runs of one session, or of every session of one agent or every agent, newest first. */
 export async function listRuns(
-  store: SqliteSessionStore,
+  store: SessionStore,
   config: KernelConfig,
   options: {
     readonly agentId?: string | undefined;
@@ -343,7 +376,7 @@ export function interpretRunEvents(events: readonly RunEvent[]): Omit<RunReport,
 }
 
 /** A stored run with every decision made for it; undefined for an unknown runId. */
-export async function showRun(store: SqliteSessionStore, runId: string): Promise<RunReport | undefined> {
+export async function showRun(store: SessionStore, runId: string): Promise<RunReport | undefined> {
   const run = await store.runs.get(runId);
   if (run === undefined) return undefined;
   return { run, ...interpretRunEvents(await store.runs.events(runId)) };
@@ -398,7 +431,7 @@ function legacyFiles(path: string): LegacyFile[] {
  * known, no run left `running` without an owner.
  */
 export async function runDoctor(
-  store: SqliteSessionStore,
+  store: SessionStore,
   config: KernelConfig,
   options: { readonly legacyPaths?: readonly string[]; readonly agentId?: string | undefined } = {},
 ): Promise<DoctorReport> {
@@ -426,6 +459,7 @@ export async function runDoctor(
     for (const row of await store.sessions.list(id)) {
       sessions += 1;
       const where = `session ${row.sessionKey} (${row.sessionId})`;
+      await store.loadTranscript(id, row.sessionId);
       if (store.hasTranscript(id, row.sessionId)) {
         transcripts += 1;
         try {
@@ -444,6 +478,7 @@ export async function runDoctor(
         if (run.status === "running") {
           problems.push({ where: `run ${run.runId}`, problem: "still running (another process owns it?)" });
         }
+        if (run.sessionId !== row.sessionId) await store.loadTranscript(id, run.sessionId);
         if (run.status === "succeeded" && !store.hasTranscript(id, run.sessionId)) {
           // A run that answered wrote its transcript; without it the session lost its history.
           problems.push({ where: `run ${run.runId}`, problem: `its transcript ${run.sessionId} is missing` });
@@ -452,7 +487,7 @@ export async function runDoctor(
     }
   }
   return {
-    stateDir: store.stateDir,
+    stateDir: storeLocation(store),
     schema: await store.schema(),
     recoveredRuns: store.recoveredRuns.map((run) => run.runId),
     ...(imported === undefined ? {} : { imported }),

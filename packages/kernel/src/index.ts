@@ -13,6 +13,7 @@ export {
   type KernelStore,
   listRuns,
   listSessions,
+  type OpenKernelStoreOptions,
   openKernelStore,
   type RecordedAssistantMessage,
   type RecordedAttempt,
@@ -71,6 +72,11 @@ export {
   type RunPhase,
   RunRegistry,
 } from "./run-registry.ts";
+export {
+  DEFAULT_LEASE_TTL_MS,
+  LeaseWaitTimeoutError,
+  type SessionLeaseSettings,
+} from "./session-leases.ts";
 export { sessionPatchAfterRun, updateSessionAfterRun } from "./session-update.ts";
 export type {
   AgentEventPayload,

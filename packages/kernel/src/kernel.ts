@@ -18,6 +18,7 @@ import type {
   SessionRecord,
   SessionStore,
 } from "@agent-kernel/session-store";
+import type { SessionLease } from "@agent-kernel/session-store/postgres";
 import { formatToolDecision, resolveToolPolicy } from "@agent-kernel/tool-policy";
 import {
   executeTurn as executeTurnInPi,
@@ -43,6 +44,14 @@ import {
   sessionFingerprint,
 } from "./prepare.ts";
 import { type ActiveRun, type EventListener, RunRegistry } from "./run-registry.ts";
+import {
+  type HeldSessionLease,
+  LeaseWaitTimeoutError,
+  type LeasingStore,
+  leasingStoreOf,
+  type SessionLeaseSettings,
+  SessionLeases,
+} from "./session-leases.ts";
 import { updateSessionAfterRun } from "./session-update.ts";
 import type {
   AgentEventPayload,
@@ -75,6 +84,11 @@ export interface KernelOptions extends PrepareDeps {
   /** Reuse preparations while config and session are unchanged (default on, 1000 entries). */
   readonly prewarm?: boolean | { readonly maxEntries: number } | undefined;
   readonly executorSettings?: ExecutorSettings | undefined;
+  /**
+   * Cross-process lanes on a store with leases (PostgreSQL): each turn holds its session's lease while it
+   * runs (session-leases.ts). Ignored on SQLite.
+   */
+  readonly sessionLeases?: SessionLeaseSettings | undefined;
 }
 
 export interface KernelStats {
@@ -201,22 +215,61 @@ function forwarding<T extends object>(target: T, override: (property: string | s
   });
 }
 
+/** Where the executor's run writes and transcript loads go while a turn holds its session's lease. */
+interface LeaseRouting {
+  /** The run's fenced runs API while its turn holds the lease, else undefined. */
+  runsOf(runId: string): RunsApi | undefined;
+  /** The lease held for a transcript (`agentId`, `sessionId`), else undefined. */
+  leaseOf(agentId: string, sessionId: string): SessionLease | undefined;
+}
+
 /**
  * The store as the executor sees it: the same store, except that `runs.finish` of a run with pending
  * decisions also stores them as its event 0 — in the executor's one finishing transaction instead of a
  * transaction of their own. The decisions stay pending when that finish fails; the kernel then writes them.
+ * With leases (`routing`, PostgreSQL), a run's writes go through its turn's fenced runs API and
+ * `loadTranscript` of a session whose lease is held fences the transcript's flushes with it. One view per
+ * kernel (not per turn): the executor keeps warm sessions per store object.
  */
-function storeWithDecisionsOnFinish(store: SessionStore, pending: Map<string, RunEvent>): SessionStore {
+function storeForExecutor(
+  store: SessionStore,
+  pending: Map<string, RunEvent>,
+  routing: LeaseRouting | undefined,
+): SessionStore {
   const runs = store.runs;
+  const runsFor = (runId: string): RunsApi => routing?.runsOf(runId) ?? runs;
   const finish: RunsApi["finish"] = async (runId: string, input: FinishRunInput): Promise<RunRecord> => {
+    const target = runsFor(runId);
     const decisions = pending.get(runId);
-    if (decisions === undefined) return runs.finish(runId, input);
-    const finished = await runs.finish(runId, { ...input, events: [decisions, ...(input.events ?? [])] });
+    if (decisions === undefined) return target.finish(runId, input);
+    const finished = await target.finish(runId, { ...input, events: [decisions, ...(input.events ?? [])] });
     pending.delete(runId);
     return finished;
   };
-  const runsView = forwarding(runs, (property) => (property === "finish" ? finish : undefined));
-  return forwarding(store, (property) => (property === "runs" ? runsView : undefined));
+  const runOverrides = new Map<string | symbol, unknown>([["finish", finish]]);
+  const storeOverrides = new Map<string | symbol, unknown>();
+  if (routing !== undefined) {
+    const start: RunsApi["start"] = (input) => runsFor(input.runId).start(input);
+    const update: RunsApi["update"] = (runId, change) => runsFor(runId).update(runId, change);
+    const appendEvents: RunsApi["appendEvents"] = (runId, events) =>
+      runsFor(runId).appendEvents(runId, events);
+    runOverrides.set("start", start).set("update", update).set("appendEvents", appendEvents);
+    const leasing = store as LeasingStore;
+    const loadTranscript: SessionStore["loadTranscript"] = (agentId, sessionId) => {
+      const lease = routing.leaseOf(agentId, sessionId);
+      return lease === undefined
+        ? leasing.loadTranscript(agentId, sessionId)
+        : leasing.loadTranscript(agentId, sessionId, { lease });
+    };
+    storeOverrides.set("loadTranscript", loadTranscript);
+  }
+  const runsView = forwarding(runs, (property) => runOverrides.get(property));
+  storeOverrides.set("runs", runsView);
+  return forwarding(store, (property) => storeOverrides.get(property));
+}
+
+function transcriptKey(agentId: string, sessionId: string): string {
+  return `${agentId}\u0000${sessionId}`;
 }
 
 export class Kernel {
@@ -240,6 +293,12 @@ export class Kernel {
   /** Decisions (event 0) waiting for their run's finish; see `storeWithDecisionsOnFinish`. */
   readonly #pendingDecisions = new Map<string, RunEvent>();
   readonly #executorStore: SessionStore;
+  /** Cross-process lanes, when the store has leases (PostgreSQL); undefined on SQLite. */
+  readonly #leases: SessionLeases | undefined;
+  /** Per run holding its session's lease: the fenced runs API its writes go through. */
+  readonly #fencedRuns = new Map<string, RunsApi>();
+  /** Per transcript (agentId, sessionId) whose session's lease a turn holds: that lease. */
+  readonly #heldLeases = new Map<string, SessionLease>();
   #sessionWrites: Promise<void> = Promise.resolve();
   /** Per preparation: what every one of its turns records alike (the runtime record, the tool lines). */
   readonly #recorded = new WeakMap<
@@ -261,7 +320,18 @@ export class Kernel {
     this.#prewarmLimit =
       options.prewarm === false ? 0 : typeof options.prewarm === "object" ? options.prewarm.maxEntries : 1000;
     if (options.models) this.#pools.set(options.config, options.models);
-    this.#executorStore = storeWithDecisionsOnFinish(this.#store, this.#pendingDecisions);
+    const leasing = leasingStoreOf(options.store);
+    this.#leases = leasing === undefined ? undefined : new SessionLeases(leasing, options.sessionLeases);
+    this.#executorStore = storeForExecutor(
+      this.#store,
+      this.#pendingDecisions,
+      this.#leases === undefined
+        ? undefined
+        : {
+            runsOf: (runId) => this.#fencedRuns.get(runId),
+            leaseOf: (agentId, sessionId) => this.#heldLeases.get(transcriptKey(agentId, sessionId)),
+          },
+    );
     // A read that is under way answers every preparation that starts meanwhile: with hundreds of turns
     // arriving at once they would otherwise queue hundreds of identical reads (one Kysely connection).
     // The answer is never older than the moment the first of them asked; by the time a queued turn runs
@@ -460,7 +530,9 @@ export class Kernel {
         )
         .catch((error: unknown) => {
           if (error instanceof LaneWaitAbortedError)
-            return this.#abortedWhileQueued(prepared, turn, runId, started, clock);
+            return this.#endedBeforeStart(prepared, turn, runId, started, clock, "aborted");
+          if (error instanceof LeaseWaitTimeoutError)
+            return this.#endedBeforeStart(prepared, turn, runId, started, clock, "timeout", error.message);
           throw error;
         });
       clock.pause();
@@ -568,7 +640,57 @@ export class Kernel {
     ]);
   }
 
+  /**
+   * Runs an admitted turn; with leases (PostgreSQL), first waits for its session's lease (the cross-process
+   * lane, within the turn's signal and timeout) and holds it until the turn's records are written. A lost
+   * lease aborts the turn; its writes are refused by fencing anyway.
+   */
   async #runAdmitted(
+    prepared: PreparedSession,
+    turn: TurnInput,
+    runId: string,
+    signal: AbortSignal,
+    started: number,
+    clock: PhaseClock,
+    steering: SteerHandle,
+  ): Promise<TurnOutcome> {
+    if (this.#leases === undefined) {
+      return this.#runTurn(prepared, turn, runId, signal, started, clock, steering);
+    }
+    const runtime = prepared.runtimeContext;
+    const timeoutMs = turn.timeoutMs ?? prepared.defaults.timeoutMs;
+    const held = await this.#leases.acquire(runtime.sessionKey.value, signal, timeoutMs);
+    const key = transcriptKey(runtime.agentId.value, prepared.transcript.sessionId);
+    const onLost = () => this.#registry.abort(runId, "lost the session's lease to another process");
+    held.hold.lost.addEventListener("abort", onLost, { once: true });
+    this.#fencedRuns.set(runId, held.runs);
+    this.#heldLeases.set(key, held.lease);
+    try {
+      await this.#recoverTakenOverRuns(prepared, held);
+      return await this.#runTurn(prepared, turn, runId, signal, started, clock, steering);
+    } finally {
+      held.hold.lost.removeEventListener("abort", onLost);
+      this.#fencedRuns.delete(runId);
+      if (this.#heldLeases.get(key) === held.lease) this.#heldLeases.delete(key);
+      // A failed release only leaves the lease to expire after its TTL.
+      await held.hold.release().catch(() => false);
+    }
+  }
+
+  /**
+   * A run of this session still `running` when its lease is ours was left by a holder that lost the lease,
+   * most often a process that died mid-turn: the store marks it interrupted once its owner is known gone.
+   */
+  async #recoverTakenOverRuns(prepared: PreparedSession, held: HeldSessionLease): Promise<void> {
+    const runtime = prepared.runtimeContext;
+    const recent = await held.runs.listForSession(
+      { agentId: runtime.agentId.value, sessionKey: runtime.sessionKey.value },
+      { limit: 3 },
+    );
+    if (recent.some((run) => run.status === "running")) await this.#store.runs.recoverInterrupted();
+  }
+
+  async #runTurn(
     prepared: PreparedSession,
     turn: TurnInput,
     runId: string,
@@ -749,7 +871,9 @@ export class Kernel {
     signal: AbortSignal,
   ): Promise<TurnResult> {
     const message = errorText(error);
-    const status = signal.aborted ? "aborted" : "error";
+    // A lost lease aborts the turn (kernel's doing, not the caller's): that is a failure.
+    const leaseLost = error instanceof Error && error.name === "LeaseLostError";
+    const status = signal.aborted && !leaseLost ? "aborted" : "error";
     const end: AgentEventPayload = {
       runId,
       seq: (events.at(-1)?.seq ?? 0) + 1,
@@ -791,15 +915,18 @@ export class Kernel {
   }
 
   /**
-   * The run was aborted before it reached the front of its lane: recorded, never sent to a model. Rare, so
-   * its store writes are timed as whole awaits (an upper bound) rather than split per segment.
+   * The run ended before it reached the front of its lane: aborted while queued, or (with leases) its
+   * session's lease stayed with another process past the turn's timeout. Recorded, never sent to a model.
+   * Rare, so its store writes are timed as whole awaits (an upper bound) rather than split per segment.
    */
-  async #abortedWhileQueued(
+  async #endedBeforeStart(
     prepared: PreparedSession,
     turn: TurnInput,
     runId: string,
     started: number,
     clock: PhaseClock,
+    how: "aborted" | "timeout",
+    why?: string,
   ): Promise<TurnOutcome> {
     clock.enter("bookkeepingMs");
     const queuedMs = performance.now() - started;
@@ -807,7 +934,10 @@ export class Kernel {
     const decisions = this.#decisions(prepared, queuedMs, lines);
     clock.enter("runRecordMs");
     await this.#startRunRecord(prepared, runId, decisions);
-    const errorMessage = "aborted while queued; the turn never started";
+    const errorMessage =
+      how === "aborted"
+        ? "aborted while queued; the turn never started"
+        : `timed out while queued; the turn never started: ${why ?? "the session stayed busy"}`;
     const ts = this.#now();
     const events: AgentEventPayload[] = [
       {
@@ -826,7 +956,7 @@ export class Kernel {
         seq: 2,
         ts,
         stream: "lifecycle",
-        data: { phase: "end", status: "aborted", reason: "aborted", errorMessage },
+        data: { phase: "end", status: how, reason: how, errorMessage },
       },
     ];
     for (const event of events) {
@@ -837,11 +967,15 @@ export class Kernel {
       runId,
       events.map(({ seq, ts: at, stream, data }) => ({ seq, ts: at, stream, data })),
     );
-    await this.#store.runs.finish(runId, { status: "aborted", errorReason: "aborted", errorMessage });
+    await this.#store.runs.finish(runId, {
+      status: how === "aborted" ? "aborted" : "timed_out",
+      errorReason: how,
+      errorMessage,
+    });
     const result: TurnResult = {
       runId,
-      status: "aborted",
-      reason: "aborted",
+      status: how,
+      reason: how,
       errorMessage,
       payloads: [],
       assistantText: "",

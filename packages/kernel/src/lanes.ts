@@ -3,7 +3,7 @@
 // lane running at a time, at most `maxConcurrent` tasks running across lanes (granted FIFO), and leaving a
 // queue when the caller's signal aborts. A task takes its lane first and a global slot second, so a busy
 // session never holds slots other sessions could use. Does not own: what a task does, or cross-process
-// locking (a PostgreSQL lease later, DESIGN §7).
+// locking (session-leases.ts: on PostgreSQL a turn also holds its session's lease, taken inside this lane).
 
 /** The wait was given up because the caller's signal aborted. */
 export class LaneWaitAbortedError extends Error {

@@ -83,7 +83,10 @@ describe("prepareSession: runtime resolution and defaults", () => {
     await h.kernel.prepareSession({ sessionKey: "fresh" }); // now cached
     const ids = new Set([plain.transcript.sessionId]);
     for (let i = 0; i < 3; i++) {
-      const forced = await h.kernel.prepareSession({ sessionKey: "fresh", runOptions: { forceNewSession: true } });
+      const forced = await h.kernel.prepareSession({
+        sessionKey: "fresh",
+        runOptions: { forceNewSession: true },
+      });
       ids.add(forced.transcript.sessionId);
     }
     expect(ids.size).toBe(4);

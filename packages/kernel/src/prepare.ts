@@ -212,6 +212,12 @@ export async function resolvePreparedSession(
     });
     workMs += performance.now() - since;
     row = await ensuring;
+    if (row.sessionId !== sessionId) {
+      // Another process (or kernel) created the session first: its row is the session, so resolve against
+      // it (a turn under our own new id would write a second transcript for the same key).
+      const again = await resolvePreparedSession(input, config, { ...snapshot, row }, deps, now);
+      return { ...again, workMs: workMs + again.workMs };
+    }
     since = performance.now();
   } else if (row.sessionId !== sessionId) {
     const resetting = deps.store.sessions.reset(ref, { sessionId, now });

@@ -8,7 +8,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { KernelConfig } from "@agent-kernel/config";
-import { openSessionStore, type SqliteSessionStore } from "@agent-kernel/session-store";
+import { openSessionStore, type SessionStore } from "@agent-kernel/session-store";
 import {
   type AssistantMessage,
   type FauxContentBlock,
@@ -24,7 +24,7 @@ import { createKernel } from "./kernel.ts";
 
 export interface ReplayOptions {
   /** The store holding the run (read only). */
-  readonly store: SqliteSessionStore;
+  readonly store: SessionStore;
   readonly config: KernelConfig;
   readonly runId: string;
   /** Keep the scratch state dir and workspace (default: removed). */
@@ -94,7 +94,7 @@ function decisionValue(runtime: Readonly<Record<string, unknown>> | undefined, k
 }
 
 /** The user prompt that started the run: the first user message its transcript got while it ran. */
-function findPrompt(store: SqliteSessionStore, report: RunReport): string {
+function findPrompt(store: SessionStore, report: RunReport): string {
   const { run } = report;
   if (!store.hasTranscript(run.agentId, run.sessionId)) {
     throw new ReplayUnavailableError(`run ${run.runId}: its transcript ${run.sessionId} is not in the store`);
@@ -180,6 +180,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayReport | 
   const report = await showRun(options.store, options.runId);
   if (report === undefined) return undefined;
   const { run } = report;
+  await options.store.loadTranscript(run.agentId, run.sessionId);
   const prompt = findPrompt(options.store, report);
   const runtime = report.decisions?.runtime;
   const originalWorkspace = decisionValue(runtime, "workspaceDir");

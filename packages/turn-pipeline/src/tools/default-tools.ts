@@ -182,6 +182,7 @@ function sessionsHistoryTool(store: SessionStore, agentId: string): AnyToolDefin
       execute: async (_toolCallId, params) => {
         const session = await store.sessions.get({ agentId, sessionKey: params.sessionKey });
         if (!session) throw new Error(`no session "${params.sessionKey}" for agent "${agentId}"`);
+        await store.loadTranscript(agentId, session.sessionId);
         if (!store.hasTranscript(agentId, session.sessionId)) {
           return { content: [{ type: "text", text: "(no messages)" }], details: { count: 0 } };
         }

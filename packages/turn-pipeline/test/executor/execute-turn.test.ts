@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { TranscriptEntry } from "@agent-kernel/session-store";
+import type { SessionStore, Transcript, TranscriptEntry } from "@agent-kernel/session-store";
 import {
   type FauxProviderHandle,
   fauxAssistantMessage,
@@ -42,6 +42,41 @@ function systemText(ctx: { messages: readonly { role: string }[] }): string {
 
 const kindOf = (entry: TranscriptEntry): string =>
   entry.type === "message" ? `message:${(entry.message as { role: string }).role}` : entry.type;
+
+/**
+ * The harness store, recording every transcript write (`append:1`, `appendMany:<entries>`) of the turn;
+ * `refuse(write)` true makes that write throw as a full disk would.
+ */
+function recordingStore(
+  store: SessionStore,
+  writes: string[],
+  refuse: (write: string) => boolean = () => false,
+): SessionStore {
+  const bound = <T extends object>(target: T, property: string | symbol): unknown => {
+    const value: unknown = Reflect.get(target, property, target);
+    return typeof value === "function" ? value.bind(target) : value;
+  };
+  const recording = (transcript: Transcript): Transcript =>
+    new Proxy(transcript, {
+      get(target, property) {
+        const value = bound(target, property);
+        if ((property !== "append" && property !== "appendMany") || typeof value !== "function") return value;
+        return (entries: TranscriptEntry | readonly TranscriptEntry[]) => {
+          const write = Array.isArray(entries) ? `appendMany:${entries.length}` : "append:1";
+          writes.push(write);
+          if (refuse(write)) throw new Error("SQLITE_FULL: database or disk is full");
+          return value(entries);
+        };
+      },
+    });
+  return new Proxy(store, {
+    get(target, property) {
+      if (property !== "openTranscript") return bound(target, property);
+      return (...args: Parameters<SessionStore["openTranscript"]>) =>
+        recording(target.openTranscript(...args));
+    },
+  });
+}
 
 function expectGapFree(events: readonly AgentEventPayload[], runId: string): void {
   expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
@@ -123,6 +158,83 @@ describe("executeTurn with pi's faux provider", () => {
     const storedEvents = await harness.store.runs.events(result.runId);
     expect(storedEvents.length).toBe(result.events.length);
     expect(result.attempts).toHaveLength(1);
+  });
+
+  it("stores what the model is sent before each request: one transcript write per request, one at the end", async () => {
+    writeFileSync(join(harness.workspaceDir, "a.txt"), "alpha\n");
+    const writes: string[] = [];
+    const context = await harness.context("agent:main:durable", {
+      overrides: { store: recordingStore(harness.store, writes) },
+    });
+    const stored = () => harness.store.openTranscript(AGENT, context.sessionId).getEntries().map(kindOf);
+    const storedAtRequest: string[][] = [];
+    const answer = (message: ReturnType<typeof fauxAssistantMessage>) => () => {
+      storedAtRequest.push(stored());
+      return message;
+    };
+    faux.setResponses([
+      answer(
+        fauxAssistantMessage(
+          [
+            fauxToolCall("read", { path: "a.txt" }, { id: "r1" }),
+            fauxToolCall("read", { path: "a.txt" }, { id: "r2" }),
+          ],
+          { stopReason: "toolUse" },
+        ),
+      ),
+      answer(fauxAssistantMessage("Read it twice.")),
+      answer(fauxAssistantMessage("Still alpha.")),
+    ]);
+    const turn = (prompt: string) => executeTurn(context, { prompt, timeoutMs: 30_000, entryPoint: "agent" });
+
+    expect((await turn("Read a.txt twice")).status).toBe("ok");
+    const firstRequest = [
+      "custom",
+      "model_change",
+      "thinking_level_change",
+      "message:system",
+      "message:user",
+    ];
+    const secondRequest = [...firstRequest, "message:assistant", "message:toolResult", "message:toolResult"];
+    expect(storedAtRequest).toEqual([firstRequest, secondRequest]);
+    expect(stored()).toEqual([...secondRequest, "message:assistant"]);
+    expect(writes).toEqual(["appendMany:5", "appendMany:3", "appendMany:1"]);
+
+    // The next turn of the warm session: its user message is stored before the request, the answer after.
+    writes.length = 0;
+    expect((await turn("And now?")).status).toBe("ok");
+    expect(storedAtRequest[2]).toEqual([...secondRequest, "message:assistant", "message:user"]);
+    expect(stored()).toEqual([...secondRequest, "message:assistant", "message:user", "message:assistant"]);
+    expect(writes).toEqual(["appendMany:1", "appendMany:1"]);
+  });
+
+  it("a refused transcript write ends the turn as an error; the next turn continues from what was stored", async () => {
+    const writes: string[] = [];
+    let refusing = false;
+    const context = await harness.context("agent:main:refused");
+    const refusingContext = { ...context, store: recordingStore(harness.store, writes, () => refusing) };
+    const stored = () => harness.store.openTranscript(AGENT, context.sessionId).getEntries().map(kindOf);
+    const turn = (prompt: string, turnContext = context) =>
+      executeTurn(turnContext, { prompt, timeoutMs: 30_000, entryPoint: "agent" });
+    faux.setResponses([fauxAssistantMessage("First answer.")]);
+    expect((await turn("first", refusingContext)).status).toBe("ok");
+    const firstTurn = stored();
+
+    // The user message of the next turn cannot be stored: the model is not asked, the turn fails.
+    refusing = true;
+    faux.setResponses([fauxAssistantMessage("never sent")]);
+    const failed = await turn("second", refusingContext);
+    expect(failed.status).toBe("error");
+    expect(failed.errorMessage).toMatch(/could not store/);
+    expect(faux.state.callCount).toBe(1);
+    expect(stored()).toEqual(firstTurn);
+    expect((await harness.store.runs.get(failed.runId))?.status).toBe("failed");
+
+    // The store works again: the next turn reopens the session from what is stored and continues it.
+    refusing = false;
+    faux.setResponses([fauxAssistantMessage("Third answer.")]);
+    expect((await turn("third", refusingContext)).status).toBe("ok");
+    expect(stored()).toEqual([...firstTurn, "message:user", "message:assistant"]);
   });
 
   it("injects bootstrap files on the first turn only: blank skipped, large trimmed, and replayed unchanged", async () => {
