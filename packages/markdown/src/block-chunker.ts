@@ -138,7 +138,7 @@ export class BlockChunker {
     if (source.length < minChars && !force) return;
     const startsAtLineStart = prefixLength > 0 || this.#bufferStartsAtLineStart;
     if (force && source.length <= maxChars && !this.#reopenPrefix) {
-      if (source.trim().length > 0) emit({ text: source, sourceText: this.#buffer });
+      if (!isBlank(source)) emit({ text: source, sourceText: this.#buffer });
       this.#bufferStartsAtLineStart = this.#buffer.endsWith("\n");
       this.#buffer = "";
       this.#reopenPrefix = "";
@@ -165,10 +165,12 @@ export class BlockChunker {
       removedFenceInfoLength += removedLength;
     }
     const originalIndex = (index: number): number =>
-      removedFenceInfo.reduce(
-        (offset, removed) => offset + (removed.at <= index ? removed.length : 0),
-        index,
-      );
+      removedFenceInfoLength === 0
+        ? index
+        : removedFenceInfo.reduce(
+            (offset, removed) => offset + (removed.at <= index ? removed.length : 0),
+            index,
+          );
     const sourceOffset = (index: number): number => Math.max(0, originalIndex(index) - prefixLength);
     const emitSourceChunk = (text: string, from: number, to: number): void => {
       emit({ text, sourceText: this.#buffer.slice(sourceOffset(from), sourceOffset(to)) });
@@ -192,7 +194,7 @@ export class BlockChunker {
         if (paragraphBreak && paragraphBreak.index - start <= paragraphLimit) {
           const chunk = `${reopenPrefix}${source.slice(start, paragraphBreak.index)}`;
           const nextStart = skipLeadingNewlines(source, paragraphBreak.index + paragraphBreak.length);
-          if (chunk.trim().length > 0) emitSourceChunk(chunk, start, nextStart);
+          if (!isBlank(chunk)) emitSourceChunk(chunk, start, nextStart);
           start = nextStart;
           reopenFence = undefined;
           continue;
@@ -302,12 +304,27 @@ class BreakProbe {
    * number of times however the text is split into lines.
    */
   feed(text: string): void {
+    // a found break stays found until `reset`, and nothing else is read: the rest need not be scanned
+    if (this.#found) return;
     const length = text.length;
     let nextInvalid = -2; // index of the next CR/U+2028/U+2029 at or after the cursor, -1 none, -2 unknown
     let nextSentence = -2; // index of the next ". " style pair (punctuation then non-newline whitespace)
     let i = 0;
     while (i < length) {
       if (this.#phase !== 2) {
+        const first = text.charCodeAt(i);
+        if (this.#phase === 0 && ((first | 32) >= 97 ? (first | 32) <= 122 : first >= 48 && first <= 57)) {
+          // a line starting with an ASCII letter or digit (most lines): `#step`'s effect, without the call
+          this.#pos++;
+          if (this.#pendingCR) this.#lineInvalid = true;
+          this.#pendingCR = false;
+          this.#lastPunctAt = -2;
+          this.#phase = 2;
+          this.#markerLen = 0;
+          this.#restBlank = false;
+          i++;
+          continue;
+        }
         this.#step(text, i);
         i++;
         continue;
@@ -318,10 +335,7 @@ class BreakProbe {
         const base = this.#pos - i; // absolute position of text[0]
         if (this.#pendingCR) this.#lineInvalid = true;
         if (!this.#lineInvalid) {
-          if (nextInvalid !== -1 && nextInvalid < i) {
-            LINE_INVALID_RE.lastIndex = i;
-            nextInvalid = LINE_INVALID_RE.test(text) ? LINE_INVALID_RE.lastIndex - 1 : -1;
-          }
+          if (nextInvalid !== -1 && nextInvalid < i) nextInvalid = indexOfLineInvalid(text, i);
           if (nextInvalid !== -1 && nextInvalid < end) {
             // a CR counts only when something other than the line's newline follows it
             const code = text.charCodeAt(nextInvalid);
@@ -334,7 +348,8 @@ class BreakProbe {
             this.#lineCandidate = true;
           while (!this.#lineCandidate) {
             if (nextSentence !== -1 && nextSentence < i) {
-              SENTENCE_PAIR_RE.lastIndex = i;
+              // pairs before minChars never count: the search starts where they would
+              SENTENCE_PAIR_RE.lastIndex = Math.max(i, this.#minChars - base);
               nextSentence = SENTENCE_PAIR_RE.test(text) ? SENTENCE_PAIR_RE.lastIndex - 2 : -1;
             }
             if (nextSentence === -1 || nextSentence >= end - 1) break;
@@ -453,7 +468,21 @@ class BreakProbe {
   }
 }
 
-const LINE_INVALID_RE = /[\r\u2028\u2029]/g;
+/**
+ * The index of the next CR, U+2028 or U+2029 at or after `from`, or -1 (`/[\r\u2028\u2029]/` from `from`): three
+ * indexOf scans, as a regex call costs more than the short line it usually searches, and a one-byte string
+ * cannot hold the two line separators at all.
+ */
+function indexOfLineInvalid(text: string, from: number): number {
+  let found = text.indexOf("\r", from);
+  const end = found === -1 ? text.length : found;
+  const lineSeparator = text.indexOf("\u2028", from);
+  if (lineSeparator !== -1 && lineSeparator < end) found = lineSeparator;
+  const paragraphSeparator = text.indexOf("\u2029", from);
+  if (paragraphSeparator !== -1 && paragraphSeparator < (found === -1 ? text.length : found))
+    found = paragraphSeparator;
+  return found;
+}
 const SENTENCE_PAIR_RE = /[.!?][^\S\n]/g;
 const SPACE_RE = /\s/;
 
@@ -461,6 +490,12 @@ function isSpace(text: string, index: number): boolean {
   const code = text.charCodeAt(index);
   if (code === 32 || (code >= 9 && code <= 13)) return true;
   return code > 127 && SPACE_RE.test(text.charAt(index));
+}
+
+/** `text.trim().length === 0` without the trimmed copy. */
+function isBlank(text: string): boolean {
+  for (let index = 0; index < text.length; index++) if (!isSpace(text, index)) return false;
+  return true;
 }
 
 /** The code of `/\S/.exec(text)`'s match, or -1 (a loop: no match array per call, this runs per line). */
@@ -499,7 +534,7 @@ function findSafeParagraphBreakIndex(
 ): number {
   let paragraphIdx = reverse ? text.lastIndexOf("\n\n") : text.indexOf("\n\n");
   while (reverse ? paragraphIdx >= minChars : paragraphIdx !== -1) {
-    for (const candidate of [paragraphIdx, paragraphIdx + 1]) {
+    for (let candidate = paragraphIdx; candidate <= paragraphIdx + 1; candidate++) {
       if (candidate < minChars || candidate < 0 || candidate >= text.length) continue;
       if (isSafeFenceBreak(fenceSpans, offset + candidate)) return candidate;
     }
@@ -556,7 +591,7 @@ function resolveBreakResult(
   if (breakIdx <= 0) return null;
   const absoluteBreakIdx = start + breakIdx;
   let rawChunk = `${reopenPrefix}${source.slice(start, absoluteBreakIdx)}`;
-  if (rawChunk.trim().length === 0) return { start: skipLeadingNewlines(source, absoluteBreakIdx) };
+  if (isBlank(rawChunk)) return { start: skipLeadingNewlines(source, absoluteBreakIdx) };
   const fenceSplit = breakResult.fenceSplit;
   if (fenceSplit) {
     rawChunk += rawChunk.endsWith("\n") ? fenceSplit.closeFenceLine : `\n${fenceSplit.closeFenceLine}`;
@@ -583,6 +618,10 @@ function pickPreferredBreakIndex(
 ): BreakResult {
   const minChars = Math.max(1, Math.floor(minCharsOverride ?? chunking.minChars));
   if (buffer.length < minChars) return { index: -1 };
+  // every position the searches below look at lies in [minChars, buffer.length]: when one fence holds all
+  // of them (a long code block being cut), none is safe, and neither is anything they would find
+  const enclosing = findFenceSpanAt(fenceSpans, offset + minChars);
+  if (enclosing && enclosing.end > offset + buffer.length) return { index: -1 };
   const preference = chunking.breakPreference;
   if (preference === "paragraph") {
     const paragraphIdx = findSafeParagraphBreakIndex(buffer, fenceSpans, minChars, reverse, offset);

@@ -46,13 +46,21 @@ export function scanFenceSpans(
   let open: (OpenFence & { start: number }) | undefined = state?.open
     ? { ...state.open, start: 0 }
     : undefined;
-  // every line start is tried (as FENCE_LINE_RE's `(?:^|\n)` does), but the regex only runs where the
-  // first character after at most three spaces is a marker character
-  for (let lineStart = 0; lineStart !== -1; ) {
-    const match = matchFenceLineAt(buffer, lineStart);
-    const start = lineStart;
-    const newline = buffer.indexOf("\n", lineStart);
-    lineStart = newline === -1 ? -1 : newline + 1;
+  // every line start is tried (as FENCE_LINE_RE's `(?:^|\n)` does), but only lines holding a marker run
+  // ("```" or "~~~") within their first six characters can match: those are found with indexOf, the
+  // lines between them are skipped without being visited, and the regex runs on the candidates only
+  let nextTicks = buffer.indexOf("```");
+  let nextTildes = buffer.indexOf("~~~");
+  while (nextTicks !== -1 || nextTildes !== -1) {
+    const markerAt =
+      nextTildes === -1 || (nextTicks !== -1 && nextTicks < nextTildes) ? nextTicks : nextTildes;
+    const start = buffer.lastIndexOf("\n", markerAt - 1) + 1;
+    const newline = buffer.indexOf("\n", markerAt);
+    const next = newline === -1 ? buffer.length : newline + 1;
+    if (nextTicks !== -1 && nextTicks < next) nextTicks = buffer.indexOf("```", next);
+    if (nextTildes !== -1 && nextTildes < next) nextTildes = buffer.indexOf("~~~", next);
+    if (markerAt - start > 3) continue;
+    const match = matchFenceLineAt(buffer, start);
     if (!match) continue;
     const [line, indent, marker, trailing] = match;
     if (indent === undefined || marker === undefined || trailing === undefined) continue;
@@ -92,7 +100,13 @@ export function scanFenceSpans(
     });
   const atLineStart = buffer.length === 0 ? startsAtLineStart : buffer.endsWith("\n");
   if (!open) return { spans, state: { atLineStart } };
-  const { start: _start, ...carried } = open;
+  const carried: OpenFence = {
+    markerChar: open.markerChar,
+    markerLen: open.markerLen,
+    openLine: open.openLine,
+    marker: open.marker,
+    indent: open.indent,
+  };
   return { spans, state: { atLineStart, open: carried } };
 }
 

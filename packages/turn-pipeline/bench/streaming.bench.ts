@@ -2,14 +2,15 @@
 // parsing per block) on a realistic 5 MB reply delivered in 1-byte, 16-byte and 4 KB deltas, against
 // OpenClaw's own EmbeddedBlockChunker on the same input in the same run (loaded from OPENCLAW_DIST when set;
 // it loads under Node 22) and a naive re-scan chunker that always runs. A second suite shows cost growing
-// linearly: the same stream on 1 MB and 8 MB.
+// linearly: the same stream on 1 MB and 8 MB. A reference case shows what a consumer that only collects
+// 1-byte deltas into lines pays, without any processing.
 //
 // The 1-byte deltas (5 million strings) are made in the case's untimed `before` step and dropped after it, so
 // that array is not alive, and traced by every major collection, while the other cases run; one-character
 // strings are shared by V8, so making them allocates only the array. The other delta arrays are made once.
 
 import { type BenchCase, type BenchSuite, defineSuite } from "@agent-kernel/bench";
-import type { AssistantMessage } from "@earendil-works/pi-ai";
+import type { AssistantMessage, AssistantMessageEvent } from "@earendil-works/pi-ai";
 import { ReplyStream } from "../src/streaming/index.ts";
 
 const CHUNKING = { minChars: 800, maxChars: 1200, breakPreference: "paragraph" as const };
@@ -89,6 +90,34 @@ function runReplyStream(deltas: readonly string[]): number {
   return blocks;
 }
 
+/**
+ * A reference point for the 1-byte case: a consumer that only reads pi's event per delta and appends its text
+ * to a pending line, handing the line on at each newline (no stripping, chunking or partials). What the
+ * 1-byte case spends beyond this is ReplyStream's own work (ReplyStream keeps one-character deltas as code
+ * units rather than appending strings, so its per-delta part can cost less than this).
+ */
+class PendingLineCollector {
+  #pending = "";
+  lines = 0;
+
+  handle(event: AssistantMessageEvent): void {
+    if (event.type !== "text_delta") return;
+    const delta = event.delta;
+    const pending = this.#pending + delta;
+    this.#pending = pending;
+    if (pending.length >= 256 || delta.includes("\n")) {
+      this.lines += pending.charCodeAt(0) > 0 ? 1 : 0;
+      this.#pending = "";
+    }
+  }
+}
+
+function runCollectOnly(deltas: readonly string[]): number {
+  const collector = new PendingLineCollector();
+  for (const delta of deltas) collector.handle({ type: "text_delta", contentIndex: 0, delta, partial });
+  return collector.lines;
+}
+
 /** What a chunker does without scan positions: every delta re-scans the whole buffer for fences and breaks. */
 function runNaiveRescan(deltas: readonly string[]): number {
   let buffer = "";
@@ -152,6 +181,11 @@ const NAIVE_CASE = "naive re-scan chunker, 16 B deltas";
 // each case gets its deltas from `before` (untimed); only the 1-byte ones are made there
 const throughputCases: BenchCase<string[]>[] = [
   { name: NAIVE_CASE, before: () => deltas16, run: runNaiveRescan },
+  {
+    name: "reference: collect 1 B deltas into lines, no processing",
+    before: () => split(reply, 1),
+    run: runCollectOnly,
+  },
   { name: "ReplyStream, 1 B deltas", before: () => split(reply, 1), run: runReplyStream },
   { name: "ReplyStream, 16 B deltas", before: () => deltas16, run: runReplyStream },
   { name: "ReplyStream, 4 KB deltas", before: () => deltas4k, run: runReplyStream },

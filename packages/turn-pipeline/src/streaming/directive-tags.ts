@@ -4,6 +4,7 @@
 // OpenClaw's whitespace normalisation after removal. Does not own MEDIA: lines (media-output.ts).
 // There is no [[media:…]] directive upstream (openclaw-behaviors §16.12); the kernel does not add one.
 import { type CodeRegion, findCodeRegions, isInsideCode } from "./markdown-code.ts";
+import { hasSpaceBeforeNewline, hasSpaceRun } from "./text-scan.ts";
 
 const AUDIO_TAG_RE = /\[\[\s*audio_as_voice\s*\]\]/gi;
 const REPLY_TAG_RE = /\[\[\s*(?:reply_to_current|reply_to\s*:\s*([^\]\n]+))\s*\]\]/gi;
@@ -61,12 +62,13 @@ export function normalizeDirectiveWhitespace(
   text: string,
   tailMode: "trim" | "preserve" | "normalize" = "trim",
 ): string {
-  const sentinel = createBlockSentinel(text);
-  const placeholderRe = new RegExp(`${sentinel}(\\d+)${sentinel}`, "g");
+  const regions = findCodeRegions(text);
+  // no code: nothing to mask (no sentinel search, no placeholder regex built per call)
+  const sentinel = regions.length === 0 ? "" : createBlockSentinel(text);
   const blocks: string[] = [];
   const maskedParts: string[] = [];
   let cursor = 0;
-  for (const span of findCodeRegions(text)) {
+  for (const span of regions) {
     blocks.push(text.slice(span.start, span.end));
     maskedParts.push(text.slice(cursor, span.start), `${sentinel}${blocks.length - 1}${sentinel}`);
     cursor = span.end;
@@ -79,13 +81,14 @@ export function normalizeDirectiveWhitespace(
   // each pass only where its pattern can occur (the text can be a whole long reply)
   let normalized = head.includes("\r") ? head.replace(/\r\n/g, "\n") : head;
   const hasTab = normalized.includes("\t");
-  if (hasTab || normalized.includes("  ")) normalized = collapseInnerBlankRuns(normalized);
+  if (hasTab || hasSpaceRun(normalized, 2)) normalized = collapseInnerBlankRuns(normalized);
   normalized = normalized.replace(/^\n+/, "").replace(/^[ \t](?=\S)/, "");
-  if (normalized.includes(" \n") || (hasTab && normalized.includes("\t\n")))
+  if (hasSpaceBeforeNewline(normalized) || (hasTab && normalized.includes("\t\n")))
     normalized = dropBlanksBeforeNewlines(normalized);
   if (normalized.includes("\n\n\n")) normalized = normalized.replace(/\n{3,}/g, "\n\n");
   const result = tailMode === "trim" ? normalized.trimEnd() : normalized + suffix;
   if (blocks.length === 0) return result;
+  const placeholderRe = new RegExp(`${sentinel}(\\d+)${sentinel}`, "g");
   return result.replace(placeholderRe, (_whole, index: string) => blocks[Number(index)] ?? "");
 }
 

@@ -29,7 +29,9 @@
 //   characters or a paragraph grows past MAX_OPEN_PARAGRAPH (both would be read again and again).
 // The property test (final-text-skeleton.property.test.ts) checks the result against the whole-text passes.
 import { fenceMarkerAfter, isOneFencedBlock } from "./markdown-code.ts";
+import { isMediaWordBefore } from "./media-output.ts";
 import { parseReasoningTagAt } from "./reasoning-tags.ts";
+import { hasSpaceAfterNewline, hasSpaceBeforeNewline, hasSpaceRun } from "./text-scan.ts";
 
 const KEY_OPEN = "\u0001";
 const KEY_CLOSE = "\u0002";
@@ -45,13 +47,47 @@ const MAX_OPEN_TAG = 64 * 1024;
 const MAX_OPEN_PARAGRAPH = 256 * 1024;
 /** Streamed text is placed in batches of about this many characters. */
 const PLACE_BATCH = 16 * 1024;
-/** Characters no inert prose paragraph has (see the header). */
-const PROSE_BREAKER_RE =
+/**
+ * What no inert prose paragraph has (see the header): one of these characters, "[[", two blanks, a blank at
+ * a line's start or end, or a MEDIA: token (`med[iı]a:`, any case). As one regex with alternatives this was
+ * tried at every character; the character class alone is a plain scan and the rest are indexOf searches
+ * (`hasProseBreaker`).
+ */
+const PROSE_BREAKER_CHAR_RE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the key characters are control characters on purpose
-  /[<`~\]\r\t\v\f\0\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff\x01-\x04]|\[\[| {2}|\n | \n|med[iı]a:/i;
-/** The same for the body of a fenced block (its first line is checked for "]" separately). */
+  /[<`~\]\r\t\v\f\0\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff\x01-\x04]/;
+/** The same for the body of a fenced block (its first line is checked for "]" separately): see `hasCodeBreaker`. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the key characters are control characters on purpose
-const CODE_BREAKER_RE = /[<\r\0\x01-\x04]|\[\[|\]\]|med[iı]a:/i;
+const CODE_BREAKER_CHAR_RE = /[<\r\0\x01-\x04]/;
+
+/** `/[…]|\[\[| {2}|\n | \n|med[iı]a:/i.test(paragraph)` with PROSE_BREAKER_CHAR_RE as the class. */
+function hasProseBreaker(paragraph: string): boolean {
+  return (
+    PROSE_BREAKER_CHAR_RE.test(paragraph) ||
+    paragraph.includes("[[") ||
+    hasSpaceRun(paragraph, 2) ||
+    hasSpaceAfterNewline(paragraph) ||
+    hasSpaceBeforeNewline(paragraph) ||
+    hasMediaColon(paragraph)
+  );
+}
+
+/** `/[<\r\0\x01-\x04]|\[\[|\]\]|med[iı]a:/i.test(paragraph)`. */
+function hasCodeBreaker(paragraph: string): boolean {
+  return (
+    CODE_BREAKER_CHAR_RE.test(paragraph) ||
+    paragraph.includes("[[") ||
+    paragraph.includes("]]") ||
+    hasMediaColon(paragraph)
+  );
+}
+
+/** `/med[iı]a:/i.test(text)`: looks only before each colon (colons are rare). */
+function hasMediaColon(text: string): boolean {
+  for (let colon = text.indexOf(":", 5); colon !== -1; colon = text.indexOf(":", colon + 1))
+    if (isMediaWordBefore(text, colon)) return true;
+  return false;
+}
 const FINAL_TAG_RE = /<\s*\/?\s*final/i;
 const NEWLINE = 10;
 const LEFT_BRACKET = 91;
@@ -233,7 +269,7 @@ export class FinalTextSkeleton {
   }
 
   #inertProse(paragraph: string): boolean {
-    if (PROSE_BREAKER_RE.test(paragraph)) return false;
+    if (hasProseBreaker(paragraph)) return false;
     return true;
   }
 
@@ -242,7 +278,7 @@ export class FinalTextSkeleton {
     if ((first !== 96 && first !== 126) || this.#fence !== undefined) return false;
     const firstLineEnd = paragraph.indexOf("\n");
     if (firstLineEnd === -1 || paragraph.lastIndexOf("]", firstLineEnd) !== -1) return false;
-    return !CODE_BREAKER_RE.test(paragraph) && isOneFencedBlock(paragraph);
+    return !hasCodeBreaker(paragraph) && isOneFencedBlock(paragraph);
   }
 
   /** Follows what literal text leaves open: a reasoning-tag candidate, an "<", a fence. */

@@ -222,7 +222,7 @@ function mayStartWithMediaToken(line: string): boolean {
 type LineUnit = { text: string; offset: number; plain: boolean };
 
 /** "MEDIA" in any case right before `colon`; U+0131 (dotless i) is the one non-ASCII letter upper-casing into it. */
-function isMediaWordBefore(text: string, colon: number): boolean {
+export function isMediaWordBefore(text: string, colon: number): boolean {
   const i = text.charCodeAt(colon - 2);
   return (
     (text.charCodeAt(colon - 1) | 32) === 97 &&

@@ -83,6 +83,29 @@ export class ReasoningStreamStripper {
   }
 
   push(delta: string): StrippedDelta {
+    // the usual streamed text: outside every tag and inline code span, with no character that can start or
+    // end a code span or a fence, nor (outside a fence) a tag. The general walk passes it through unchanged;
+    // its only effect is on the line state: each newline resets it (no line can open or close a fence), and
+    // the text after the last newline moves through the line-start blanks (see advancePlainText)
+    const code = this.#visibleCode;
+    if (
+      this.#depth === 0 &&
+      this.#held === "" &&
+      !this.#enforceFinalTag &&
+      code.inline === 0 &&
+      code.run === 0 &&
+      code.phase !== 1 &&
+      delta.indexOf("`") === -1 &&
+      delta.indexOf("~") === -1 &&
+      // inside a fence the line begun before must not hold a marker run (it could be the closing line)
+      (code.fence !== undefined ? code.markerLen === 0 : delta.indexOf("<") === -1)
+    ) {
+      const lastNewline = delta.lastIndexOf("\n");
+      if (lastNewline !== -1) endLine(code);
+      advancePlainText(code, delta, lastNewline + 1);
+      if (!this.#visibleEver && delta.trim()) this.#visibleEver = true;
+      return { visible: delta, reasoning: "" };
+    }
     return this.#process(delta, false);
   }
 
@@ -241,6 +264,32 @@ export class ReasoningStreamStripper {
     if (!this.#enforceFinalTag) return;
     if (tag.isSelfClosing) this.#inFinal = !this.#inFinal;
     else this.#inFinal = !tag.isClose;
+  }
+}
+
+/**
+ * The general walk's effect on the line state of `text` from `from` on, for text with no newline, backtick,
+ * tilde or (outside a fence) "<": up to three line-start blanks are counted, then the rest of the line
+ * begins; inside a fence it stays a closer candidate only while it is blank.
+ */
+function advancePlainText(code: CodeState, text: string, from: number): void {
+  const length = text.length;
+  let index = from;
+  if (code.phase === 0) {
+    while (index < length && code.spaces < 3 && text.charCodeAt(index) === SPACE) {
+      code.spaces++;
+      index++;
+    }
+    if (index === length) return;
+    code.phase = 2;
+  }
+  if (code.fence === undefined || !code.restBlank) return;
+  for (; index < length; index++) {
+    const c = text.charCodeAt(index);
+    if (c !== SPACE && c !== TAB && c !== 13) {
+      code.restBlank = false;
+      return;
+    }
   }
 }
 

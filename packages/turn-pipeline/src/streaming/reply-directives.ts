@@ -11,6 +11,7 @@ import {
   isSilentReplyPayloadText,
   isSilentReplyPrefixText,
   isSilentReplyText,
+  lineRulesOutToken,
   SILENT_REPLY_TOKEN,
   startsWithSilentToken,
   stripLeadingSilentToken,
@@ -76,17 +77,17 @@ export function parseReplyDirectives(
   }).text;
   if (options.expandText) text = options.expandText(text);
   const isSilent = isSilentReplyPayloadText(text, options.silentToken ?? SILENT_REPLY_TOKEN);
-  return {
-    text: isSilent ? "" : text,
-    ...(split.mediaUrls
-      ? { mediaUrls: split.mediaUrls.map((source) => trySafeFileUrlToPath(source) ?? source) }
-      : {}),
-    ...(replyParsed?.replyToId !== undefined ? { replyToId: replyParsed.replyToId } : {}),
-    ...(replyParsed?.replyToCurrent ? { replyToCurrent: true as const } : {}),
-    replyToTag: replyParsed?.hasReplyTag ?? false,
-    ...(split.audioAsVoice !== undefined ? { audioAsVoice: split.audioAsVoice } : {}),
-    isSilent,
-  };
+  // built key by key, in the order the keys always had (text, mediaUrls, replyToId, replyToCurrent,
+  // replyToTag, audioAsVoice, isSilent), without object spreads: this runs once per streamed block
+  const result = { text: isSilent ? "" : text } as ReplyDirectives;
+  if (split.mediaUrls)
+    result.mediaUrls = split.mediaUrls.map((source) => trySafeFileUrlToPath(source) ?? source);
+  if (replyParsed?.replyToId !== undefined) result.replyToId = replyParsed.replyToId;
+  if (replyParsed?.replyToCurrent) result.replyToCurrent = true;
+  result.replyToTag = replyParsed?.hasReplyTag ?? false;
+  if (split.audioAsVoice !== undefined) result.audioAsVoice = split.audioAsVoice;
+  result.isSilent = isSilent;
+  return result;
 }
 
 /** Splits off a tail that may still become a directive or a MEDIA: line. */
@@ -237,6 +238,13 @@ export class StreamingDirectiveAccumulator {
     if (lastNewline !== raw.length - 1) {
       const lastLine = lastNewline < 0 ? raw : raw.slice(lastNewline + 1);
       if (/^\s*MEDIA:/i.test(lastLine) || /^[\t ]*(MEDIA|MEDI|MED|ME|M)$/i.test(lastLine)) return undefined;
+    }
+    // the three token tests all end at once when the first non-blank character rules the token out (the
+    // usual line), and then the chunk has a non-whitespace character: one scan instead of four
+    if (lineRulesOutToken(raw, silentToken)) {
+      this.#pendingSeparator = "";
+      this.#hasReturnedText = true;
+      return raw;
     }
     if (
       isSilentReplyText(raw, silentToken) ||

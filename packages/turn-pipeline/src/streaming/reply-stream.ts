@@ -17,7 +17,7 @@
 // paragraphs no pass can change stand in as short keys (final-text-skeleton.ts), so the end of a long message
 // does not strip tags and parse directives over all of it again; the result is the same.
 
-import { BlockChunker, type BlockChunking } from "@agent-kernel/markdown";
+import { type BlockChunk, BlockChunker, type BlockChunking } from "@agent-kernel/markdown";
 import type { AssistantMessageEvent } from "@earendil-works/pi-ai";
 import { BlockCoalescer, type CoalesceSettings, type TimerScheduler } from "./block-coalescer.ts";
 import { FinalTextSkeleton } from "./final-text-skeleton.ts";
@@ -80,14 +80,27 @@ export class ReplyStream {
   #blocksStreamed = false;
   #heldDirectives: ReplyPayload = {};
   #heldSource = "";
-  readonly #partialPending: string[] = [];
-  #partialPendingLength = 0;
+  /** Visible text of the current line not yet given to the partial accumulator (under PARTIAL_SPAN). */
+  #partialHeld = "";
+  readonly #silentToken: string;
+  readonly #drainEachPiece: boolean;
+  readonly #emitChunk = (chunk: BlockChunk): void => this.#emitBlock(chunk.text, chunk.sourceText);
   #pendingText = "";
+  /**
+   * One-code-unit deltas, as code units, after #pendingText: a string per delta would be one allocation per
+   * delta (a rope node), and millions of them cost more in young-generation collections than the rest of
+   * the per-delta work. Turned into a string (exactly these code units) when the text is processed.
+   */
+  readonly #pendingCodes = new Uint16Array(INPUT_BATCH);
+  #pendingCodeCount = 0;
   #messageOpen = false;
   readonly #payloads: ReplyPayload[] = [];
 
   constructor(options: ReplyStreamOptions = {}) {
     this.#options = options;
+    this.#silentToken = options.silentToken ?? SILENT_REPLY_TOKEN;
+    this.#drainEachPiece =
+      options.blockStreaming !== undefined && (options.blockStreaming.breakMode ?? "text_end") === "text_end";
     this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: options.enforceFinalTag ?? false });
     const blocks = options.blockStreaming;
     if (blocks) {
@@ -109,39 +122,54 @@ export class ReplyStream {
 
   /** Feeds one pi assistant event (`message_update.assistantMessageEvent`). */
   handle(event: AssistantMessageEvent): void {
-    switch (event.type) {
+    // hot path (one call per provider delta): only collect; the text is processed in batches. One-code-unit
+    // deltas go into a code-unit buffer (no allocation per delta), longer ones are concatenated (a rope,
+    // flattened once when processed). `event` itself is never passed on, only its fields: a caller's loop
+    // that inlines this method then need not allocate the event object (V8's escape analysis drops objects
+    // that are only read).
+    const type = event.type;
+    if (type === "text_delta") {
+      const delta = event.delta;
+      if (!this.#messageOpen) this.#startMessage();
+      if (delta.length === 1) {
+        const count = this.#pendingCodeCount;
+        const code = delta.charCodeAt(0);
+        this.#pendingCodes[count] = code;
+        this.#pendingCodeCount = count + 1;
+        if (this.#pendingText.length + count + 1 >= INPUT_BATCH || code === 10) this.#processPending();
+        return;
+      }
+      const pending = this.#takePending() + delta;
+      this.#pendingText = pending;
+      if (pending.length >= INPUT_BATCH || delta.includes("\n")) this.#processPending();
+      return;
+    }
+    if (type === "thinking_delta") {
+      this.#processPending();
+      this.#pushReasoning(event.delta);
+      return;
+    }
+    if (type === "error") {
+      this.#endMessage(event.error.errorMessage ?? `assistant ${event.reason}`);
+      return;
+    }
+    this.#handleEvent(type);
+  }
+
+  #handleEvent(type: AssistantMessageEvent["type"]): void {
+    switch (type) {
       case "start":
         this.#startMessage();
         return;
-      case "text_delta": {
-        // hot path (one call per provider delta): only collect; the text is processed in batches. A string
-        // (V8 concatenates into a rope, flattened once when processed) is cheaper here than an array of parts.
-        if (!this.#messageOpen) this.#startMessage();
-        const delta = event.delta;
-        this.#pendingText += delta;
-        if (
-          this.#pendingText.length >= INPUT_BATCH ||
-          (delta.length === 1 ? delta === "\n" : delta.includes("\n"))
-        )
-          this.#processPending();
-        return;
-      }
       case "text_end":
         this.#processPending();
         if ((this.#options.blockStreaming?.breakMode ?? "text_end") === "text_end") this.#drainBlocks(true);
-        return;
-      case "thinking_delta":
-        this.#processPending();
-        this.#pushReasoning(event.delta);
         return;
       case "toolcall_start":
         this.toolStart();
         return;
       case "done":
         this.#endMessage(undefined);
-        return;
-      case "error":
-        this.#endMessage(event.error.errorMessage ?? `assistant ${event.reason}`);
         return;
       default:
         return;
@@ -176,21 +204,33 @@ export class ReplyStream {
     this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: this.#options.enforceFinalTag ?? false });
     this.#partials = new StreamingDirectiveAccumulator();
     this.#finalSkeleton = new FinalTextSkeleton();
-    this.#partialPending.length = 0;
-    this.#partialPendingLength = 0;
+    this.#partialHeld = "";
     this.#pendingText = "";
+    this.#pendingCodeCount = 0;
     this.#heldDirectives = {};
     this.#heldSource = "";
   }
 
   /** Runs the collected deltas through the stripper, the partial accumulator and the chunker. */
   #processPending(): void {
-    const text = this.#pendingText;
+    const text = this.#takePending();
     this.#pendingText = "";
     if (!text) return;
     this.#rawText.append(text);
     if (!this.#options.enforceFinalTag) this.#finalSkeleton.push(text);
     this.#applyStripped(this.#stripper.push(text), false);
+  }
+
+  /** The collected deltas as one string (#pendingText, then the collected code units). */
+  #takePending(): string {
+    const count = this.#pendingCodeCount;
+    if (count === 0) return this.#pendingText;
+    this.#pendingCodeCount = 0;
+    const codes = String.fromCharCode.apply(
+      null,
+      this.#pendingCodes.subarray(0, count) as unknown as number[],
+    );
+    return this.#pendingText === "" ? codes : this.#pendingText + codes;
   }
 
   #applyStripped(stripped: { visible: string; reasoning: string }, final: boolean): void {
@@ -206,25 +246,23 @@ export class ReplyStream {
    * line-sized deltas.
    */
   #feedVisible(visible: string, final: boolean): void {
-    const silentToken = this.#options.silentToken ?? SILENT_REPLY_TOKEN;
+    const silentToken = this.#silentToken;
     const chunker = this.#chunker;
-    const drainEachPiece =
-      chunker !== undefined && (this.#options.blockStreaming?.breakMode ?? "text_end") === "text_end";
     const length = visible.length;
     let at = 0;
     while (at < length) {
+      const held = this.#partialHeld;
       const newline = visible.indexOf("\n", at);
-      const room = PARTIAL_SPAN - this.#partialPendingLength;
-      const end = Math.min(newline === -1 ? length : newline + 1, at + room);
+      const end = Math.min(newline === -1 ? length : newline + 1, at + (PARTIAL_SPAN - held.length));
       const piece = at === 0 && end === length ? visible : visible.slice(at, end);
       at = end;
-      this.#partialPending.push(piece);
-      this.#partialPendingLength += piece.length;
+      const chunk = held + piece;
+      this.#partialHeld = chunk;
       chunker?.append(piece);
       // a content position: the piece ends a line or fills PARTIAL_SPAN (a piece that only ends the
       // visible text of this call waits for more text, so delta boundaries never drain anything)
-      if (this.#partialPendingLength >= PARTIAL_SPAN || piece.charCodeAt(piece.length - 1) === 10) {
-        if (drainEachPiece) this.#drainBlocks(false);
+      if (chunk.length >= PARTIAL_SPAN || piece.charCodeAt(piece.length - 1) === 10) {
+        if (this.#drainEachPiece) this.#drainBlocks(false);
         this.#consumePartial(false, silentToken);
       }
     }
@@ -232,10 +270,8 @@ export class ReplyStream {
   }
 
   #consumePartial(final: boolean, silentToken: string): void {
-    const parts = this.#partialPending;
-    const chunk = parts.length === 1 ? (parts[0] ?? "") : parts.join("");
-    parts.length = 0;
-    this.#partialPendingLength = 0;
+    const chunk = this.#partialHeld;
+    this.#partialHeld = "";
     if (!chunk && !final) return;
     const delta = this.#partials.consumeText(chunk, { final, silentToken });
     if (delta) {
@@ -260,7 +296,7 @@ export class ReplyStream {
   }
 
   #drainBlocks(force: boolean): void {
-    this.#chunker?.drain(force, (chunk) => this.#emitBlock(chunk.text, chunk.sourceText));
+    this.#chunker?.drain(force, this.#emitChunk);
   }
 
   #emitBlock(text: string, chunkSource: string): void {
@@ -280,7 +316,11 @@ export class ReplyStream {
       this.#heldSource = sourceText;
       return;
     }
-    const payload = { ...this.#heldDirectives, ...parsed };
+    const held = this.#heldDirectives;
+    const payload =
+      held.replyToId === undefined && !held.replyToCurrent && !held.audioAsVoice
+        ? parsed
+        : { ...held, ...parsed };
     this.#heldDirectives = {};
     this.#heldSource = "";
     if (this.#coalescer) this.#coalescer.enqueue(payload, sourceText);
@@ -291,23 +331,25 @@ export class ReplyStream {
   }
 
   #toPayload(text: string, expandText?: (text: string) => string): ReplyPayload | undefined {
-    const parsed = parseReplyDirectives(text, {
-      currentMessageId: this.#options.currentMessageId,
-      silentToken: this.#options.silentToken ?? SILENT_REPLY_TOKEN,
-      ...(expandText ? { expandText } : {}),
-    });
+    const parsed = parseReplyDirectives(
+      text,
+      expandText
+        ? { currentMessageId: this.#options.currentMessageId, silentToken: this.#silentToken, expandText }
+        : { currentMessageId: this.#options.currentMessageId, silentToken: this.#silentToken },
+    );
     if (parsed.isSilent) return undefined;
     if (!parsed.text && !parsed.mediaUrls?.length) return undefined;
-    const sent = this.#options.messagingToolSentTexts?.() ?? [];
-    if (parsed.text && !parsed.mediaUrls?.length && isMessagingToolDuplicate(parsed.text, sent))
+    const sent = this.#options.messagingToolSentTexts?.();
+    if (sent && parsed.text && !parsed.mediaUrls?.length && isMessagingToolDuplicate(parsed.text, sent))
       return undefined;
-    return {
-      ...(parsed.text ? { text: parsed.text } : {}),
-      ...(parsed.mediaUrls?.length ? { mediaUrls: parsed.mediaUrls } : {}),
-      ...(parsed.replyToId !== undefined ? { replyToId: parsed.replyToId } : {}),
-      ...(parsed.replyToCurrent ? { replyToCurrent: true } : {}),
-      ...(parsed.audioAsVoice ? { audioAsVoice: true } : {}),
-    };
+    // key by key, without object spreads (once per block)
+    const payload: ReplyPayload = {};
+    if (parsed.text) payload.text = parsed.text;
+    if (parsed.mediaUrls?.length) payload.mediaUrls = parsed.mediaUrls;
+    if (parsed.replyToId !== undefined) payload.replyToId = parsed.replyToId;
+    if (parsed.replyToCurrent) payload.replyToCurrent = true;
+    if (parsed.audioAsVoice) payload.audioAsVoice = true;
+    return payload;
   }
 
   #endMessage(errorMessage: string | undefined): void {

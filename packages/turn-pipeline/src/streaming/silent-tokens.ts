@@ -34,7 +34,7 @@ const silentLeading = cachedTokenRegex((t) => new RegExp(`^\\s*${t}((?:\\s*${t})
  * case-insensitively, from the token's first character, no anchored token pattern can match. `extraStarts`
  * lists further first letters a caller's other patterns may start with. Returns false when unsure.
  */
-function firstCharRulesOutToken(text: string, token: string, extraStarts = ""): boolean {
+export function firstCharRulesOutToken(text: string, token: string, extraStarts = ""): boolean {
   const tokenFirst = asciiAlnumLower(token.charCodeAt(0));
   if (tokenFirst === -1) return false;
   for (let i = 0; i < text.length; i++) {
@@ -44,6 +44,43 @@ function firstCharRulesOutToken(text: string, token: string, extraStarts = ""): 
     return first !== -1 && first !== tokenFirst && !extraStarts.includes(String.fromCharCode(first));
   }
   return false;
+}
+
+/** ASCII characters in \p{P} (stripEdgePunctuation strips runs of them; the other ASCII marks are symbols). */
+const ASCII_PUNCTUATION: readonly boolean[] = Array.from({ length: 128 }, (_, code) =>
+  /\p{P}/u.test(String.fromCharCode(code)),
+);
+
+function isAsciiBlank(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13);
+}
+
+/**
+ * True when isSilentReplyText, isSilentReplyPrefixText and startsWithSilentToken are all false for `text`
+ * and `text` has a non-whitespace character (the streaming partial path runs the three on every line). Beyond
+ * firstCharRulesOutToken it settles lines that start with ASCII punctuation or a symbol ("- item", "```ts"):
+ * the prefix and leading-token tests need the token at the first non-blank character, and the exact test
+ * also tries after a leading run of punctuation and blanks. Returns false when unsure (non-ASCII on the way).
+ */
+export function lineRulesOutToken(text: string, token: string): boolean {
+  const tokenFirst = asciiAlnumLower(token.charCodeAt(0));
+  if (tokenFirst === -1) return false;
+  const length = text.length;
+  let index = 0;
+  while (index < length && isAsciiBlank(text.charCodeAt(index))) index++;
+  if (index === length) return false;
+  const code = text.charCodeAt(index);
+  if (code >= 128) return false;
+  const first = asciiAlnumLower(code);
+  if (first !== -1) return first !== tokenFirst;
+  if (!ASCII_PUNCTUATION[code]) return true; // a symbol stays in front of everything the patterns see
+  while (index < length && text.charCodeAt(index) < 128 && ASCII_PUNCTUATION[text.charCodeAt(index)]) index++;
+  while (index < length && isAsciiBlank(text.charCodeAt(index))) index++;
+  if (index === length) return true;
+  const next = text.charCodeAt(index);
+  if (next >= 128) return false;
+  const nextLower = asciiAlnumLower(next);
+  return nextLower === -1 || nextLower !== tokenFirst;
 }
 
 function asciiAlnumLower(code: number): number {
@@ -92,6 +129,8 @@ function isSilentReplyEnvelopeText(text: string, token: string): boolean {
 const taggedReasoningPrefixRe =
   /^\s*<\s*(?:(?:antml:|mm:)?(?:think(?:ing)?|thought)|antthinking)\b[^<>]*>[\s\S]*?<\s*\/\s*(?:(?:antml:|mm:)?(?:think(?:ing)?|thought)|antthinking)\s*>\s*/i;
 const openReasoningPrefixRe = /^\s*<\s*(?:(?:antml:|mm:)?(?:think(?:ing)?|thought)|antthinking)\b[^<>]*>/i;
+/** What plainReasoningPrefixRe needs at its start (a cheaper necessary test, see isSilentReplyPayloadText). */
+const REASONING_WORD_START_RE = /^\s*(?:think|thought|analysis|reasoning)/i;
 const plainReasoningPrefixRe = /^\s*(?:think(?:ing)?|thought|analysis|reasoning)\s*:?\s*\r?\n/i;
 const silentIntentTextRe =
   /^\s*(?:i|i'll|i\s+will|i'm|i\s+am|we|we'll|we\s+will|the\s+assistant|assistant|the\s+bot|bot|openclaw)\s+(?:(?:will\s+)?(?:stay|remain|keep|be)\s+(?:quiet|silent)(?:\s+(?:here|for\s+now|on\s+this|in\s+this\s+(?:chat|thread|channel|conversation)))?|(?:do\s+not|don't|dont|will\s+not|won't|would\s+not|should\s+not)\s+(?:reply|respond)(?:\s+(?:here|for\s+now|on\s+this|in\s+this\s+(?:chat|thread|channel|conversation)))?|(?:have|has)\s+nothing\s+(?:to|for)\s+(?:say|add|reply|respond))(?:[.!?]+)?\s*$/i;
@@ -159,6 +198,8 @@ function isReasoningPrefixedSilentReplyText(text: string, token: string): boolea
 export function isSilentReplyPayloadText(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
   // JSON forms start with `"` or `{`, reasoning prefixes with `<` or think/thought/analysis/reasoning
   if (!text || firstCharRulesOutToken(text, token, "tar")) return false;
+  // starting with t, a or r (ruled out for the token itself), only a plain reasoning prefix can still apply
+  if (firstCharRulesOutToken(text, token) && !REASONING_WORD_START_RE.test(text)) return false;
   return (
     isSilentReplyText(text, token) ||
     isSilentReplyJsonStringText(text, token) ||
