@@ -52,7 +52,7 @@ export const KNOWN_TARGETS = [
     case: /^executeTurn, SQLite store/,
     baseline: /^pi createAgentSession/,
     minSpeedup: 0.8,
-    label: "≤ 1.25× bare pi (issue 6)",
+    label: "≤ 1.25× bare pi (issue 7)",
   },
   {
     package: "@agent-kernel/agent",
