@@ -6,7 +6,7 @@
 // Does not own what is called (channel.ts, polling.ts).
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
-import { ChannelError } from "@agent-kernel/channels-core";
+import { abortableSleep, ChannelError } from "@agent-kernel/channels-core";
 
 export const CHANNEL_ID = "telegram";
 export const DEFAULT_API_BASE_URL = "https://api.telegram.org";
@@ -43,22 +43,6 @@ interface Envelope {
   error_code?: unknown;
   description?: unknown;
   parameters?: { retry_after?: unknown };
-}
-
-/** Sleeps `ms`, rejecting with the signal's reason when it aborts first. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** Telegram's "can't parse entities" answer: the formatted text was refused (retry another way). */

@@ -2,7 +2,6 @@
 // (at-least-once into the handler, deduped across restarts), MarkdownV2/HTML sending with chunking that
 // never breaks a code fence, replies, forum topics, media by URL or upload, typing, edits, 429 retry_after.
 export {
-  abortableSleep,
   CHANNEL_ID,
   DEFAULT_API_BASE_URL,
   isParseEntitiesError,

@@ -5,8 +5,8 @@
 // leaves the rest of the batch unconfirmed for the next poller. Polling failures back off and go on; a
 // rejected token (401) or a store that cannot write stops the loop (reported through `onError`).
 // Does not own normalisation (inbound.ts) or HTTP (bot-api.ts).
-import { ChannelError } from "@agent-kernel/channels-core";
-import { abortableSleep, CHANNEL_ID, type TelegramBotApi } from "./bot-api.ts";
+import { abortableSleep, ChannelError } from "@agent-kernel/channels-core";
+import { CHANNEL_ID, type TelegramBotApi } from "./bot-api.ts";
 import type { TelegramUpdate } from "./inbound.ts";
 import type { OffsetStore } from "./offset-store.ts";
 
