@@ -20,11 +20,11 @@ import {
 } from "@agent-kernel/channels-core";
 import type { KernelConfig } from "@agent-kernel/config";
 import {
+  type AnyKernelStore,
   createKernel,
   type DeliverySink,
   type Kernel,
   type KernelOptions,
-  type KernelStore,
   openKernelStore,
   type TurnOutcome,
 } from "@agent-kernel/kernel";
@@ -70,7 +70,7 @@ export interface AutoReplyGatewayOptions {
   /** A kernel to run turns on (over a store the caller owns); default one over the store at `stateDir`. */
   readonly kernel?: Kernel;
   /** The store under `kernel`, for pairing state; absent with a given kernel: pairing requests are refused. */
-  readonly store?: KernelStore;
+  readonly store?: AnyKernelStore;
   /** Settings of the kernel the gateway creates (tests shorten retries; benchmarks share model pools). */
   readonly kernelOptions?: Omit<KernelOptions, "config" | "store">;
   /** Default: `channels.<id>` policies (routing.ts); channels-core's access control plugs in here. */
@@ -129,7 +129,7 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
   );
   const inbox = new Inbox(options.stateDir);
   let kernel: Kernel | undefined = options.kernel;
-  let ownedStore: KernelStore | undefined;
+  let ownedStore: AnyKernelStore | undefined;
   let pairing: PairingStore | undefined =
     options.store === undefined ? undefined : new PairingStore(options.store.channelState);
   const deduper = new InboundDeduper();
@@ -397,7 +397,7 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
     async start() {
       if (state !== "new") throw new Error(`the auto-reply gateway cannot start: it is ${state}`);
       if (kernel === undefined) {
-        ownedStore = await openKernelStore({ stateDir: options.stateDir });
+        ownedStore = await openKernelStore({ stateDir: options.stateDir, config });
         kernel = createKernel({ ...(options.kernelOptions ?? {}), config, store: ownedStore });
         pairing = new PairingStore(ownedStore.channelState);
       }

@@ -65,7 +65,7 @@ const { createKernel, openKernelStore } = await import("@agent-kernel/kernel");
 const { channelsFromConfig } = await import("./channels.ts");
 const { createAutoReplyGateway } = await import("./gateway.ts");
 
-const store = await openKernelStore({ stateDir });
+const store = await openKernelStore({ stateDir, config });
 let channels: ReturnType<typeof channelsFromConfig>;
 try {
   channels = channelsFromConfig(config, { channelState: store.channelState, log });

@@ -8,10 +8,10 @@
 import { randomUUID } from "node:crypto";
 import { CRON_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
 import {
+  type AnyKernelStore,
   createKernel,
   type Kernel,
   type KernelOptions,
-  type KernelStore,
   listRuns,
   openKernelStore,
   type RunRecord,
@@ -23,8 +23,8 @@ import { type CronJob, loadCronJobs, type ResolvedCronJob } from "./jobs.ts";
 import { cronPrompt } from "./prompt.ts";
 import { nextRunAfter } from "./schedule.ts";
 
-type CronJobState = Awaited<ReturnType<KernelStore["cron"]["get"]>>;
-type CronJobStats = Parameters<Parameters<KernelStore["cron"]["update"]>[1]>[0];
+type CronJobState = Awaited<ReturnType<AnyKernelStore["cron"]["get"]>>;
+type CronJobStats = Parameters<Parameters<AnyKernelStore["cron"]["update"]>[1]>[0];
 
 /** The entry point recorded on every cron run. */
 export const CRON_ENTRY_POINT = "cron";
@@ -39,7 +39,7 @@ export interface CronSchedulerOptions {
   /** The state dir holding the store (and the jobs file); default the config's `store.stateDir`. */
   readonly stateDir?: string | undefined;
   /** A store to share (not closed by `stop()`); default one opened under `stateDir`. */
-  readonly store?: KernelStore | undefined;
+  readonly store?: AnyKernelStore | undefined;
   /** See `loadCronJobs`: default `<stateDir>/cron/jobs.json` when present; `false`: none. */
   readonly jobsFile?: string | false | undefined;
   /** Jobs a program adds, in the config's `cron.jobs[]` shape. */
@@ -130,9 +130,9 @@ export class CronScheduler {
   readonly #channels: readonly CronDeliveryChannel[];
   readonly #ownsStore: boolean;
   readonly #stateDir: string | undefined;
-  #store: KernelStore | undefined;
+  #store: AnyKernelStore | undefined;
   #kernel: Kernel | undefined;
-  #opening: Promise<KernelStore> | undefined;
+  #opening: Promise<AnyKernelStore> | undefined;
   /** Runs in flight in this scheduler, by job id. */
   readonly #running = new Map<string, Promise<CronRunResult>>();
   /** `jobId@slot` seen due in time (then waiting for capacity): not missed however late it starts. */
@@ -277,11 +277,11 @@ export class CronScheduler {
     return resolved;
   }
 
-  #openStore(): Promise<KernelStore> {
+  #openStore(): Promise<AnyKernelStore> {
     if (this.#store !== undefined) return Promise.resolve(this.#store);
     const stateDir = this.#stateDir;
     if (stateDir === undefined) throw new Error("no state dir");
-    this.#opening ??= openKernelStore({ stateDir }).then((store) => {
+    this.#opening ??= openKernelStore({ stateDir, config: this.#config }).then((store) => {
       this.#store = store;
       return store;
     });

@@ -15,10 +15,10 @@ import { createHash, randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { defaultAgentId, type KernelConfig, listAgentIds, QUEUE_DEFAULTS } from "@agent-kernel/config";
 import {
+  type AnyKernelStore,
   createKernel,
   type Kernel,
   type KernelOptions,
-  type KernelStore,
   openKernelStore,
   type PreparedSession,
   type RunRecord,
@@ -38,7 +38,7 @@ import {
 import { droppedSummaryLine, keptSummaryLines, planOverflow } from "./overflow.ts";
 import { collectPrompt, followupPrompt, overflowSummaryPrompt } from "./prompts.ts";
 
-type QueueApi = KernelStore["queue"];
+type QueueApi = AnyKernelStore["queue"];
 export type QueueItem = NonNullable<Awaited<ReturnType<QueueApi["get"]>>>;
 export type ReplyPayload = TurnOutcome["result"]["payloads"][number];
 
@@ -127,7 +127,7 @@ export interface FollowupRunnerOptions {
   /** Default `config.store.stateDir`. Ignored when `store` is given. */
   readonly stateDir?: string | undefined;
   /** An open store (the caller closes it); default one opened under the state dir (closed by `stop`). */
-  readonly store?: KernelStore | undefined;
+  readonly store?: AnyKernelStore | undefined;
   /** A kernel over `store` (then `store` is required); default one made here. */
   readonly kernel?: Kernel | undefined;
   /** Extra options for the kernel made here (paths, executor settings, native providers). */
@@ -166,7 +166,7 @@ function runIdFor(itemId: string, attempt: number): string {
 
 export class FollowupRunner {
   readonly kernel: Kernel;
-  readonly store: KernelStore;
+  readonly store: AnyKernelStore;
   readonly config: KernelConfig;
   readonly owner: string;
   readonly #ownsStore: boolean;
@@ -190,7 +190,7 @@ export class FollowupRunner {
 
   constructor(options: {
     readonly kernel: Kernel;
-    readonly store: KernelStore;
+    readonly store: AnyKernelStore;
     readonly config: KernelConfig;
     readonly ownsStore: boolean;
     readonly clock?: Clock | undefined;
@@ -788,7 +788,8 @@ export async function createFollowupRunner(options: FollowupRunnerOptions): Prom
       "createFollowupRunner: no state dir (pass `stateDir`, or set store.stateDir in the config)",
     );
   }
-  const store = options.store ?? (await openKernelStore({ stateDir: stateDir as string }));
+  const store =
+    options.store ?? (await openKernelStore({ stateDir: stateDir as string, config: options.config }));
   const kernel =
     options.kernel ?? createKernel({ ...(options.kernelOptions ?? {}), config: options.config, store });
   return new FollowupRunner({

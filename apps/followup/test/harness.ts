@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type KernelConfig, parseConfig } from "@agent-kernel/config";
 import { type FakeLlm, type RecordedRequest, startFakeLlm } from "@agent-kernel/fake-llm";
-import { type KernelStore, showSession } from "@agent-kernel/kernel";
+import { type AnyKernelStore, showSession } from "@agent-kernel/kernel";
 import { type Clock, createFollowupRunner, type FollowupEvent, type FollowupRunner } from "../src/index.ts";
 
 export const APP_DIR = join(import.meta.dirname, "..");
@@ -107,7 +107,7 @@ export function recordEvents(runner: FollowupRunner): FollowupEvent[] {
 }
 
 /** The stored transcript's messages and the session's runs. */
-export async function sessionView(store: KernelStore, config: KernelConfig, key: string) {
+export async function sessionView(store: AnyKernelStore, config: KernelConfig, key: string) {
   const details = await showSession(store, config, { key, runLimit: 100 });
   return {
     userMessages: details?.messages.filter((message) => message.role === "user").map((m) => m.text) ?? [],

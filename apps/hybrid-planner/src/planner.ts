@@ -7,10 +7,10 @@
 import { randomUUID } from "node:crypto";
 import { defaultAgentId, type KernelConfig } from "@agent-kernel/config";
 import {
+  type AnyKernelStore,
   createKernel,
   type Kernel,
   type KernelOptions,
-  type KernelStore,
   openKernelStore,
   type PreparedSession,
   type TurnOutcome,
@@ -45,7 +45,7 @@ export interface HybridPlanOptions {
   /** The state dir holding the store; default the config's `store.stateDir`. */
   readonly stateDir?: string | undefined;
   /** A store to use (not closed here); default one opened under `stateDir` and closed at the end. */
-  readonly store?: KernelStore | undefined;
+  readonly store?: AnyKernelStore | undefined;
   readonly kernelOptions?: Omit<KernelOptions, "config" | "store"> | undefined;
   readonly signal?: AbortSignal | undefined;
   /** Called as each step ends. */
@@ -159,7 +159,8 @@ export async function runHybridPlan(options: HybridPlanOptions): Promise<HybridP
       "runHybridPlan needs a store or a state dir (options.stateDir or config.store.stateDir)",
     );
   }
-  const store = options.store ?? (await openKernelStore({ stateDir: stateDir ?? "" }));
+  const store =
+    options.store ?? (await openKernelStore({ stateDir: stateDir ?? "", config: options.config }));
   try {
     const kernel = createKernel({
       // Each planner turn forces a new session; the prewarm cache would hand back the previous preparation.

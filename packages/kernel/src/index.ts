@@ -4,6 +4,8 @@
 // Session-key builders for entry points that route their own peers (the gateway's channels): the same
 // rules the kernel applies to `--to` and message contexts, so apps never restate them.
 export { buildAgentPeerSessionKey, resolveThreadSessionKeys } from "@agent-kernel/runtime-resolver";
+/** Any store the kernel runs on (SQLite or PostgreSQL): what `openKernelStore({ stateDir, config })` returns. */
+export type { SessionStore as AnyKernelStore } from "@agent-kernel/session-store";
 export {
   type DoctorReport,
   findSession,

@@ -3,10 +3,10 @@
 // to a terminal as it arrives, printing the final text or the `TurnOutcome` as JSON, `--verbose` diagnostics
 // on stderr, and the exit code. Does not own any turn logic (the kernel).
 import {
+  type AnyKernelStore,
   CommandSessionError,
   createKernel,
   KernelInputError,
-  type KernelStore,
   openKernelStore,
   parseThinkingFlag,
   persistCommandSettings,
@@ -101,9 +101,9 @@ export async function runTurn(
       ? undefined
       : (parseOrUsage(flags.thinkingOnce, "--thinking-once") ?? "off");
   if (flags.thinking !== undefined) parseOrUsage(flags.thinking, "--thinking");
-  let store: KernelStore;
+  let store: AnyKernelStore;
   try {
-    store = await openKernelStore({ stateDir: context.stateDir });
+    store = await openKernelStore({ stateDir: context.stateDir, config: context.config });
   } catch (error) {
     throw storeError(error, context.stateDir);
   }
