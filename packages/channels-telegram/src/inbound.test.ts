@@ -1,4 +1,4 @@
-import type { InboundMessage } from "@agent-kernel/channels-core";
+import { type InboundMessage, validateInboundMessage } from "@agent-kernel/channels-core";
 import {
   channelChat,
   type FakeTelegram,
@@ -10,6 +10,7 @@ import {
 } from "@agent-kernel/fake-telegram";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTelegramChannel, type TelegramChannel } from "./channel.ts";
+import { normalizeUpdate } from "./inbound.ts";
 
 const alice = user(42, "Alice", { username: "alice", lastName: "Liddell" });
 const bob = user(43, "Bob", { username: "bob_b" });
@@ -202,5 +203,46 @@ describe("inbound: Telegram updates → InboundMessage over real HTTP long polli
     fake.pushMessage({ chat, from: alice, text: "real" });
     await until(1);
     expect(received.map((m) => m.text)).toEqual(["real"]);
+  });
+});
+
+describe("normalizeUpdate: blank names and titles", () => {
+  it("leaves out a blank username, name or title instead of making an invalid message", () => {
+    const bot = { id: 42, username: "reliability_bot" };
+    const fromChat = normalizeUpdate(
+      {
+        update_id: 1,
+        channel_post: {
+          message_id: 1,
+          date: 0,
+          chat: { id: 7, type: "channel", username: " ", title: "  " },
+          caption: "@reliability_bot hi",
+        },
+      } as never,
+      bot,
+      "default",
+    );
+    const fromUser = normalizeUpdate(
+      {
+        update_id: 2,
+        message: {
+          message_id: 2,
+          date: 0,
+          chat: { id: 8, type: "private" },
+          from: { id: 8, is_bot: false, first_name: " ", username: "" },
+          text: "hi",
+        },
+      } as never,
+      bot,
+      "default",
+    );
+    for (const message of [fromChat, fromUser]) {
+      expect(message).toBeDefined();
+      if (message === undefined) continue;
+      expect(() => validateInboundMessage(message)).not.toThrow();
+      expect(message.sender).not.toHaveProperty("username");
+      expect(message.sender).not.toHaveProperty("displayName");
+      expect(message.conversation).not.toHaveProperty("title");
+    }
   });
 });

@@ -164,35 +164,39 @@ function mentionsOf(
   return { mentions, bot: mentionsBot };
 }
 
+/** The value when it has visible text: Telegram allows blank names and titles, an InboundMessage does not. */
+function nonBlank(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
+}
+
 function displayName(user: TelegramUser): string | undefined {
-  const name = [user.first_name, user.last_name]
-    .filter((part) => part !== undefined && part !== "")
-    .join(" ");
-  return name === "" ? undefined : name;
+  return nonBlank([user.first_name, user.last_name].filter((part) => nonBlank(part) !== undefined).join(" "));
 }
 
 function senderOf(message: TelegramMessage): Sender {
   const from = message.from;
   if (from !== undefined && message.sender_chat === undefined) {
     const name = displayName(from);
+    const username = nonBlank(from.username);
     return {
       id: String(from.id),
-      ...(from.username === undefined ? {} : { username: from.username }),
+      ...(username === undefined ? {} : { username }),
       ...(name === undefined ? {} : { displayName: name }),
       isBot: from.is_bot === true,
     };
   }
   // channel posts and anonymous group admins speak as a chat
   const chat = message.sender_chat ?? message.chat;
+  const username = nonBlank(chat.username);
+  const title = nonBlank(chat.title);
   return {
     id: String(chat.id),
-    ...(chat.username === undefined ? {} : { username: chat.username }),
-    ...(chat.title === undefined ? {} : { displayName: chat.title }),
+    ...(username === undefined ? {} : { username }),
+    ...(title === undefined ? {} : { displayName: title }),
     isBot: false,
   };
 }
 
-/** Normalises one update; undefined when it carries nothing for the gateway. */
 /** An update that does not have the Bot API's shape: it is skipped (and reported), never retried. */
 export class TelegramUpdateError extends Error {
   readonly updateId: unknown;
@@ -227,6 +231,7 @@ function checkMessageShape(updateId: unknown, message: unknown): void {
       throw fail(`message.${field} is not an object`);
 }
 
+/** Normalises one update; undefined when it carries nothing for the gateway. */
 export function normalizeUpdate(
   update: TelegramUpdate,
   bot: BotIdentity,
@@ -261,7 +266,7 @@ export function normalizeUpdate(
       chatType: chatTypeOf(chat),
       chatId: String(chat.id),
       ...(threadId === undefined ? {} : { threadId }),
-      ...(chat.title === undefined ? {} : { title: chat.title }),
+      ...(nonBlank(chat.title) === undefined ? {} : { title: chat.title }),
     },
     sender,
     text,
