@@ -100,6 +100,50 @@ describe("the transcript read cache", () => {
     }
   });
 
+  it("adds this process's own appends without reading them back, and never misses another connection's", async () => {
+    const dir = await stateDir();
+    const mineStore = await openSessionStore({ stateDir: dir });
+    const theirStore = await openSessionStore({ stateDir: dir });
+    try {
+      const mine = mineStore.openTranscript("main", "s1", { header: header("s1") });
+      mine.append(messageEntry("a", null));
+      expect(ids(mine.getBranch())).toEqual(["a"]);
+      // recorded from the append itself: the caller's object can change afterwards, the stored entry cannot
+      const b = messageEntry("b", "a", "as stored");
+      mine.append(b);
+      (b.message as { content: { text: string }[] }).content[0] = { text: "changed by the caller" } as never;
+      expect(mine.getEntry("b")).toEqual(messageEntry("b", "a", "as stored"));
+      expect(Object.isFrozen(mine.getEntry("b"))).toBe(true);
+      // another connection commits between this process's appends
+      const theirs = theirStore.openTranscript("main", "s1");
+      theirs.append(messageEntry("c", "b"));
+      mine.appendMany([messageEntry("d", "c"), messageEntry("e", "d")]);
+      expect(ids(mine.getBranch())).toEqual(["a", "b", "c", "d", "e"]);
+      expect(mine.count()).toBe(5);
+      // and after this process's appends were recorded again (no foreign commit in between)
+      mine.append(messageEntry("f", "e"));
+      theirs.append(messageEntry("g", "f"));
+      expect(mine.getLeafId()).toBe("g");
+      expect(ids(mine.getBranch())).toEqual(["a", "b", "c", "d", "e", "f", "g"]);
+      expect(ids(theirs.getBranch())).toEqual(["a", "b", "c", "d", "e", "f", "g"]);
+      // a refused batch adds nothing, to the store or the cache
+      expect(() => mine.appendMany([messageEntry("h", "g"), messageEntry("i", "missing-parent")])).toThrow(
+        /parent missing-parent does not exist/,
+      );
+      expect(mine.count()).toBe(7);
+      expect(mine.getEntry("h")).toBeUndefined();
+      // the leaf moved by this process is read, not assumed
+      mine.setLeaf("c");
+      expect(ids(mine.getBranch())).toEqual(["a", "b", "c"]);
+      mine.append(messageEntry("j", "c"));
+      expect(ids(mine.getBranch())).toEqual(["a", "b", "c", "j"]);
+      expect(ids(theirs.getBranch())).toEqual(["a", "b", "c", "j"]);
+    } finally {
+      await theirStore.close();
+      await mineStore.close();
+    }
+  });
+
   it("starts cold for a different file at the same path", async () => {
     const dir = await stateDir();
     const first = await openSessionStore({ stateDir: dir });

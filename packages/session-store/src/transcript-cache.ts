@@ -30,6 +30,15 @@ export class CachedSession {
   readonly parentIds: (string | null)[] = [];
   readonly positionById = new Map<string, number>();
   readonly entries: (TranscriptEntry | undefined)[] = [];
+  /** Stored JSON of entries this process appended, by position, until a read parses them. */
+  readonly unparsedBodies = new Map<number, string>();
+  /**
+   * The connection that last proved this session current, and its `PRAGMA data_version` then: while that
+   * connection's data_version is unchanged no other connection has committed anything, so what this process
+   * appended since (recorded by the appender) is all there is and a read needs no query. Undefined: not proven.
+   */
+  verifiedBy: object | undefined;
+  verifiedVersion = -1;
   /** Approximate bytes held: the JSON length of parsed entries plus a fixed cost per known entry. */
   weight = 0;
 
@@ -57,7 +66,16 @@ export class CachedSession {
   setEntry(position: number, entry: TranscriptEntry, jsonLength: number): void {
     if (this.entries[position] !== undefined) return;
     this.entries[position] = entry;
+    // an unparsed body was already counted at its length
+    if (this.unparsedBodies.delete(position)) return;
     this.weight += jsonLength;
+  }
+
+  /** Keeps the stored JSON of an entry this process appended, parsed on its first read. */
+  setUnparsedBody(position: number, body: string): void {
+    if (this.entries[position] !== undefined || this.unparsedBodies.has(position)) return;
+    this.unparsedBodies.set(position, body);
+    this.weight += body.length;
   }
 }
 

@@ -85,6 +85,8 @@ export class TranscriptStatements {
     [number | null, string | null, string | null, string | null]
   >;
   readonly selectBodies: Statement<[string], [number, string]>;
+  /** Changes whenever another connection commits (this connection's own commits leave it alone). */
+  readonly dataVersion: Statement<[], number>;
 
   constructor(db: Database, path: string) {
     this.db = db;
@@ -162,6 +164,7 @@ export class TranscriptStatements {
         "SELECT e.seq, e.body FROM json_each(?) AS wanted JOIN transcript_entries AS e ON e.seq = wanted.value",
       )
       .raw();
+    this.dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
   }
 }
 
@@ -214,9 +217,9 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   #header: TranscriptHeader | undefined;
   // Write transactions, made on first use: most handles live for one turn and only ever take the
   // one-statement fast path of `append`, and making a better-sqlite3 transaction costs more than that path.
-  #appendSlowPath: ((entry: TranscriptEntry, body: string) => void) | undefined;
-  #appendMany: ((entries: readonly TranscriptEntry[]) => void) | undefined;
-  #appendAtLeaf: ((draft: TranscriptEntryDraft) => TranscriptEntry) | undefined;
+  #appendSlowPath: ((entry: TranscriptEntry, body: string) => number) | undefined;
+  #appendMany: ((entries: readonly TranscriptEntry[], bodies: string[], seqs: number[]) => void) | undefined;
+  #appendAtLeaf: ((draft: TranscriptEntryDraft) => [TranscriptEntry, string, number]) | undefined;
   /** The last entry this handle appended (committed): the usual parent of the next append. */
   #lastAppendedId: string | undefined;
 
@@ -247,32 +250,50 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     const body = JSON.stringify(entry);
     // The fast path: one autocommit statement, durable when it returns (WAL). It inserts nothing for a
     // duplicate id or a missing parent; the slow path then decides under the write lock.
-    if (!this.#tryInsert(entry, body, this.#parentIsKnown(entry.parentId))) {
+    let seq = this.#tryInsert(entry, body, this.#parentIsKnown(entry.parentId));
+    if (seq === 0) {
       // IMMEDIATE (all three): take the write lock before reading, so a concurrent writer waits
       // (busy_timeout) instead of failing with SQLITE_BUSY when a read transaction tries to upgrade.
-      this.#appendSlowPath ??= this.#statements.db.transaction((entry: TranscriptEntry, body: string) => {
-        this.#insert(entry, body, false);
-      }).immediate;
-      this.#appendSlowPath(entry, body);
+      this.#appendSlowPath ??= this.#statements.db.transaction((entry: TranscriptEntry, body: string) =>
+        this.#insert(entry, body, false),
+      ).immediate;
+      seq = this.#appendSlowPath(entry, body);
     }
     this.#lastAppendedId = entry.id;
+    if (seq !== 0) {
+      const session = this.#ownAppendsTarget();
+      if (session !== undefined) this.#recordOwnAppend(session, seq, entry, body);
+    }
   }
 
   appendMany(entries: readonly TranscriptEntry[]): void {
     for (const entry of entries) assertEntryShape(entry);
-    this.#appendMany ??= this.#statements.db.transaction((entries: readonly TranscriptEntry[]) => {
-      // Entries inserted earlier in this transaction exist for the rest of it (and roll back with it).
-      const inserted = new Set<string>();
-      for (const entry of entries) {
-        const parentId = entry.parentId;
-        const known = this.#parentIsKnown(parentId) || (parentId !== null && inserted.has(parentId));
-        this.#insert(entry, JSON.stringify(entry), known);
-        inserted.add(entry.id);
-      }
-    }).immediate;
-    this.#appendMany(entries);
+    this.#appendMany ??= this.#statements.db.transaction(
+      (entries: readonly TranscriptEntry[], bodies: string[], seqs: number[]) => {
+        // Entries inserted earlier in this transaction exist for the rest of it (and roll back with it).
+        const inserted = new Set<string>();
+        for (const entry of entries) {
+          const parentId = entry.parentId;
+          const known = this.#parentIsKnown(parentId) || (parentId !== null && inserted.has(parentId));
+          const body = JSON.stringify(entry);
+          bodies.push(body);
+          seqs.push(this.#insert(entry, body, known));
+          inserted.add(entry.id);
+        }
+      },
+    ).immediate;
+    const bodies: string[] = [];
+    const seqs: number[] = [];
+    this.#appendMany(entries, bodies, seqs);
     const last = entries.at(-1);
     if (last !== undefined) this.#lastAppendedId = last.id;
+    // committed: what this process just stored is known without reading it back
+    const session = this.#ownAppendsTarget();
+    if (session === undefined) return;
+    entries.forEach((entry, index) => {
+      const seq = seqs[index] ?? 0;
+      if (seq !== 0) this.#recordOwnAppend(session, seq, entry, bodies[index] ?? "");
+    });
   }
 
   appendAtLeaf(draft: TranscriptEntryDraft): TranscriptEntry {
@@ -283,19 +304,25 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
       timestamp: draft.timestamp,
       parentId: null,
     });
-    this.#appendAtLeaf ??= this.#statements.db.transaction((next: TranscriptEntryDraft): TranscriptEntry => {
-      const entry: TranscriptEntry = {
-        ...next,
-        type: next.type,
-        id: next.id,
-        timestamp: next.timestamp,
-        parentId: this.getLeafId(),
-      };
-      this.#insert(entry, JSON.stringify(entry), this.#parentIsKnown(entry.parentId));
-      return entry;
-    }).immediate;
-    const appended = this.#appendAtLeaf(draft);
+    this.#appendAtLeaf ??= this.#statements.db.transaction(
+      (next: TranscriptEntryDraft): [TranscriptEntry, string, number] => {
+        const entry: TranscriptEntry = {
+          ...next,
+          type: next.type,
+          id: next.id,
+          timestamp: next.timestamp,
+          parentId: this.getLeafId(),
+        };
+        const body = JSON.stringify(entry);
+        return [entry, body, this.#insert(entry, body, this.#parentIsKnown(entry.parentId))];
+      },
+    ).immediate;
+    const [appended, body, seq] = this.#appendAtLeaf(draft);
     this.#lastAppendedId = appended.id;
+    if (seq !== 0) {
+      const session = this.#ownAppendsTarget();
+      if (session !== undefined) this.#recordOwnAppend(session, seq, appended, body);
+    }
     return appended;
   }
 
@@ -369,6 +396,11 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
    */
   #shape(): Shape {
     const session = transcriptCache.session(this.#cacheKey);
+    const statements = this.#statements;
+    // Proven current by this connection and nothing committed by another one since: no query needed.
+    const version = statements.dataVersion.get() ?? -1;
+    if (session.loaded && session.verifiedBy === statements && version === session.verifiedVersion)
+      return { session, bodies: NO_BODIES };
     const bodies: string[] = [];
     if (!session.loaded) this.#loadShape(session, bodies);
     // New rows since the last read come with their bodies: they are few and usually on the active branch.
@@ -380,8 +412,35 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
         bodies[session.seqs.length - 1] = body;
     }
     session.scannedSeq = Math.max(session.scannedSeq, watermark);
+    // `version` was read before the rows: a commit after it changes data_version again, and the next read
+    // looks (at worst once more than needed).
+    session.verifiedBy = statements;
+    session.verifiedVersion = version;
     transcriptCache.settle(session);
     return { session, bodies };
+  }
+
+  /**
+   * The cached session that this process's just-committed appends can be added to, or undefined when they
+   * must be read back instead: it is not cached, not proven current by this connection, or another connection
+   * has committed since (its rows may come before this process's in seq order).
+   */
+  #ownAppendsTarget(): CachedSession | undefined {
+    const session = transcriptCache.find(this.#cacheKey);
+    if (session === undefined || !session.loaded || session.verifiedBy !== this.#statements) return undefined;
+    if (this.#statements.dataVersion.get() !== session.verifiedVersion) {
+      session.verifiedBy = undefined;
+      return undefined;
+    }
+    return session;
+  }
+
+  /** Adds an entry this process committed (at `seq`) to its session's cache, its JSON parsed on first read. */
+  #recordOwnAppend(session: CachedSession, seq: number, entry: TranscriptEntry, body: string): void {
+    if (session.addShape(seq, entry.id, entry.parentId)) {
+      session.setUnparsedBody(session.seqs.length - 1, body);
+      transcriptCache.settle(session);
+    }
   }
 
   /**
@@ -417,7 +476,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     let parsed = false;
     for (const position of positions) {
       if (session.entries[position] !== undefined) continue;
-      const body = bodies[position];
+      const body = bodies[position] ?? session.unparsedBodies.get(position);
       if (body === undefined) {
         missing.push(session.seqs[position] ?? 0);
       } else {
@@ -456,39 +515,39 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     return transcriptCache.find(this.#cacheKey)?.positionById.has(parentId) === true;
   }
 
-  /** One insert (autocommit outside a transaction); true when the row was written. */
-  #tryInsert(entry: TranscriptEntry, body: string, parentKnown: boolean): boolean {
+  /** One insert (autocommit outside a transaction); the row's seq when it was written, else 0. */
+  #tryInsert(entry: TranscriptEntry, body: string, parentKnown: boolean): number {
     const parentId = entry.parentId;
-    if (parentKnown) {
-      return (
-        this.#statements.insertEntryKnownParent.run(
+    const result = parentKnown
+      ? this.#statements.insertEntryKnownParent.run(
           this.sessionId,
           entry.id,
           parentId,
           entry.type,
           entry.timestamp,
           body,
-        ).changes === 1
-      );
-    }
-    return (
-      this.#statements.insertEntry.run(
-        this.sessionId,
-        entry.id,
-        parentId,
-        entry.type,
-        entry.timestamp,
-        body,
-        parentId,
-        this.sessionId,
-        parentId,
-      ).changes === 1
-    );
+        )
+      : this.#statements.insertEntry.run(
+          this.sessionId,
+          entry.id,
+          parentId,
+          entry.type,
+          entry.timestamp,
+          body,
+          parentId,
+          this.sessionId,
+          parentId,
+        );
+    return result.changes === 1 ? Number(result.lastInsertRowid) : 0;
   }
 
-  /** Runs inside a write transaction: inserts, or explains why not (duplicate, conflict, missing parent). */
-  #insert(entry: TranscriptEntry, body: string, parentKnown: boolean): void {
-    if (this.#tryInsert(entry, body, parentKnown)) return;
+  /**
+   * Runs inside a write transaction: inserts (returning the seq), or explains why not (0 for an identical
+   * repeat; a conflict or a missing parent throws).
+   */
+  #insert(entry: TranscriptEntry, body: string, parentKnown: boolean): number {
+    const seq = this.#tryInsert(entry, body, parentKnown);
+    if (seq !== 0) return seq;
     const stored = this.#statements.selectBody.get(this.sessionId, entry.id);
     if (stored !== undefined) {
       if (canonicalJson(JSON.parse(stored)) !== canonicalJson(entry)) {
@@ -498,13 +557,15 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
       }
       // An identical repeat is a no-op for the tree but, like any append, moves the leaf to the entry.
       this.#statements.updateLeaf.run(entry.id, new Date().toISOString(), this.sessionId);
-      return;
+      return 0;
     }
     throw new TranscriptConflictError(
       `cannot append entry ${entry.id} to session ${this.sessionId}: its parent ${entry.parentId} does not exist`,
     );
   }
 }
+
+const NO_BODIES: readonly (string | undefined)[] = [];
 
 /** A cached session after a refresh, with the bodies of the rows that refresh read (by position). */
 interface Shape {
