@@ -342,6 +342,8 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         }
       };
       const reply = new ReplyStream({
+        // partial text is worked out only for a caller that shows it
+        partials: callbacks?.onPartialReply !== undefined,
         ...(context.reply ?? {}),
         messagingToolSentTexts: () => messagingTexts,
       });

@@ -160,26 +160,31 @@ describe("final-text skeleton", () => {
   it("ReplyStream's final payload equals the whole-text computation for any delta split", () => {
     const partial = {} as AssistantMessage;
     fc.assert(
-      fc.property(text, fc.array(fc.nat(), { maxLength: 12 }), (raw, cuts) => {
-        const stream = new ReplyStream({ currentMessageId: "m-1" });
-        stream.handle({ type: "start", partial });
-        for (const delta of splitAt(raw, cuts))
-          stream.handle({ type: "text_delta", contentIndex: 0, delta, partial } as AssistantMessageEvent);
-        stream.handle({ type: "done", reason: "stop", message: partial } as AssistantMessageEvent);
-        const [payload] = stream.finish();
-        const whole = parseReplyDirectives(stripReasoningTagsFromText(raw), options);
-        const expected =
-          whole.isSilent || (!whole.text && !whole.mediaUrls?.length)
-            ? undefined
-            : {
-                ...(whole.text ? { text: whole.text } : {}),
-                ...(whole.mediaUrls?.length ? { mediaUrls: whole.mediaUrls } : {}),
-                ...(whole.replyToId !== undefined ? { replyToId: whole.replyToId } : {}),
-                ...(whole.replyToCurrent ? { replyToCurrent: true } : {}),
-                ...(whole.audioAsVoice ? { audioAsVoice: true } : {}),
-              };
-        expect(payload).toEqual(expected);
-      }),
+      fc.property(
+        text,
+        fc.array(fc.nat(), { maxLength: 12 }),
+        fc.integer({ min: 1, max: 64 }),
+        (raw, cuts, batch) => {
+          const stream = new ReplyStream({ currentMessageId: "m-1", inputBatchChars: batch });
+          stream.handle({ type: "start", partial });
+          for (const delta of splitAt(raw, cuts))
+            stream.handle({ type: "text_delta", contentIndex: 0, delta, partial } as AssistantMessageEvent);
+          stream.handle({ type: "done", reason: "stop", message: partial } as AssistantMessageEvent);
+          const [payload] = stream.finish();
+          const whole = parseReplyDirectives(stripReasoningTagsFromText(raw), options);
+          const expected =
+            whole.isSilent || (!whole.text && !whole.mediaUrls?.length)
+              ? undefined
+              : {
+                  ...(whole.text ? { text: whole.text } : {}),
+                  ...(whole.mediaUrls?.length ? { mediaUrls: whole.mediaUrls } : {}),
+                  ...(whole.replyToId !== undefined ? { replyToId: whole.replyToId } : {}),
+                  ...(whole.replyToCurrent ? { replyToCurrent: true } : {}),
+                  ...(whole.audioAsVoice ? { audioAsVoice: true } : {}),
+                };
+          expect(payload).toEqual(expected);
+        },
+      ),
       { numRuns: 1500 },
     );
   });

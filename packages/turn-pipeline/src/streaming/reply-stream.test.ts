@@ -109,6 +109,34 @@ describe("ReplyStream", () => {
     expect(out.blocks[0]?.text).toBe("Short intro.");
   });
 
+  it("processes the deltas of one event-loop turn together, before the next turn, without a later event", async () => {
+    const stream = new ReplyStream({
+      blockStreaming: { chunking: { minChars: 5, maxChars: 40 }, breakMode: "text_end" },
+    });
+    const seen: string[] = [];
+    stream.subscribe((event) => {
+      if (event.type === "partial") seen.push(`partial:${event.text}`);
+      if (event.type === "block") seen.push(`block:${event.payload.text ?? ""}`);
+    });
+    stream.handle({ type: "start", partial });
+    for (const delta of ["First l", "ine.\n", "\nSecond", " line.\n", "\nthird"])
+      stream.handle({ type: "text_delta", contentIndex: 0, delta, partial });
+    // collected, not yet processed: one pass when the event loop turns
+    expect(seen).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual([
+      "block:First line.",
+      "partial:First line.\n",
+      "block:\nSecond line.",
+      "partial:First line.\nSecond line.\n",
+    ]);
+    // the unfinished line waits for its end; the stream's end delivers it
+    stream.handle({ type: "text_end", contentIndex: 0, content: "", partial });
+    stream.handle({ type: "done", reason: "stop", message: partial });
+    stream.finish();
+    expect(seen.slice(4)).toEqual(["block:\nthird", "partial:First line.\nSecond line.\nthird"]);
+  });
+
   it("turns a provider error into an isError payload", () => {
     const stream = new ReplyStream();
     stream.handle({ type: "start", partial });

@@ -5,11 +5,12 @@
 // (onPartialReply, onBlockReply, onReasoningStream) are subscribers of that stream (`subscribeReplyCallbacks`),
 // never separate code paths. Does not own running pi, tool execution or delivery.
 //
-// Event mapping: text_delta → collected until the deltas hold a newline or INPUT_BATCH characters, then
-// strip tags → partial accumulator + chunker, both fed at content positions (each line end, every PARTIAL_SPAN
-// characters of a line) and the chunker drained there in `text_end` mode, so partial text and block
-// boundaries do not depend on how the provider split the deltas (OpenClaw drains per delta; its block
-// boundaries move with the deltas); text_end → forced drain in `text_end` mode; thinking_delta, tool start,
+// Event mapping: text_delta → collected until INPUT_BATCH characters arrived or the event loop turns (the
+// deltas of one network read are processed together), then strip tags → partial accumulator (unless
+// `partials: false`) + chunker, both fed at content positions (each line end, every PARTIAL_SPAN characters
+// of a line) and the chunker drained there in `text_end` mode, so partial text and block boundaries do not
+// depend on how the provider split the deltas (OpenClaw drains per delta; its block boundaries move with the
+// deltas); text_end → forced drain in `text_end` mode; thinking_delta, tool start,
 // done and error first process the collected deltas, so ordering is kept; thinking_delta and hidden tag
 // text → reasoning (mode `stream`); toolcall_start or `toolStart()` → forced drain and coalescer flush so text precedes tool output;
 // done/error → message end: forced drain, final payload for that message (errors become isError payloads).
@@ -31,8 +32,8 @@ import { SILENT_REPLY_TOKEN } from "./silent-tokens.ts";
 export type ReasoningMode = "off" | "on" | "stream";
 
 const PARTIAL_SPAN = 256;
-/** Deltas are collected until they hold a newline or this many characters (see `handle`). */
-const INPUT_BATCH = 256;
+/** Deltas are collected until this many characters arrived or the event loop turns (see `handle`). */
+const INPUT_BATCH = 4096;
 /** TextCollector joins its pieces into one string per this many characters. */
 const COLLECT_CHUNK = 64 * 1024;
 
@@ -40,6 +41,14 @@ export type ReplyStreamOptions = {
   /** `stream` publishes reasoning as it arrives; `on` keeps it for the end; `off` drops it. */
   reasoningMode?: ReasoningMode;
   enforceFinalTag?: boolean;
+  /**
+   * Publish `partial` events (default true). Off for a consumer that never shows partial text (a channel
+   * that streams blocks or only sends the final reply): the per-line directive and silent-token pass that
+   * partial text needs is then skipped. Blocks, reasoning and the final payloads are the same either way.
+   */
+  partials?: boolean;
+  /** Characters of deltas collected before they are processed when the event loop has not turned (default 4096; tests use small ones). */
+  inputBatchChars?: number;
   /** Block replies; omitted = block streaming off (only partials and the final list). */
   blockStreaming?: {
     chunking: BlockChunking;
@@ -82,6 +91,17 @@ export class ReplyStream {
   #heldSource = "";
   /** Visible text of the current line not yet given to the partial accumulator (under PARTIAL_SPAN). */
   #partialHeld = "";
+  /** #partialHeld's length (kept also when partials are off: it marks the content positions). */
+  #heldLength = 0;
+  readonly #partialsOn: boolean;
+  /** A `setImmediate` that processes the collected deltas is pending. */
+  #processScheduled = false;
+  readonly #processOnTurn = (): void => {
+    this.#processScheduled = false;
+    this.#processPending();
+  };
+  /** How many code units #collect's fast path may hold before #collectText takes over (see #refreshCodeRoom). */
+  #codeRoom = 0;
   readonly #silentToken: string;
   readonly #drainEachPiece: boolean;
   readonly #emitChunk = (chunk: BlockChunk): void => this.#emitBlock(chunk.text, chunk.sourceText);
@@ -91,7 +111,10 @@ export class ReplyStream {
    * delta (a rope node), and millions of them cost more in young-generation collections than the rest of
    * the per-delta work. Turned into a string (exactly these code units) when the text is processed.
    */
-  readonly #pendingCodes = new Uint16Array(INPUT_BATCH);
+  readonly #pendingCodes: Uint16Array;
+  /** The collected code units OR-ed together: below 256, they fit a one-byte string. */
+  #pendingCodeBits = 0;
+  readonly #inputBatch: number;
   #pendingCodeCount = 0;
   #messageOpen = false;
   readonly #payloads: ReplyPayload[] = [];
@@ -99,6 +122,9 @@ export class ReplyStream {
   constructor(options: ReplyStreamOptions = {}) {
     this.#options = options;
     this.#silentToken = options.silentToken ?? SILENT_REPLY_TOKEN;
+    this.#partialsOn = options.partials ?? true;
+    this.#inputBatch = Math.max(1, Math.floor(options.inputBatchChars ?? INPUT_BATCH));
+    this.#pendingCodes = new Uint16Array(this.#inputBatch);
     this.#drainEachPiece =
       options.blockStreaming !== undefined && (options.blockStreaming.breakMode ?? "text_end") === "text_end";
     this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: options.enforceFinalTag ?? false });
@@ -122,38 +148,68 @@ export class ReplyStream {
 
   /** Feeds one pi assistant event (`message_update.assistantMessageEvent`). */
   handle(event: AssistantMessageEvent): void {
-    // hot path (one call per provider delta): only collect; the text is processed in batches. One-code-unit
-    // deltas go into a code-unit buffer (no allocation per delta), longer ones are concatenated (a rope,
-    // flattened once when processed). `event` itself is never passed on, only its fields: a caller's loop
-    // that inlines this method then need not allocate the event object (V8's escape analysis drops objects
-    // that are only read).
+    // hot path (one call per provider delta): only collect; the text is processed in batches, when
+    // INPUT_BATCH characters arrived or the event loop turns (pi delivers the deltas of one network read in
+    // one turn), whichever comes first; every other event processes them first, so order is kept. Kept small
+    // so that a caller's loop inlines it, and only `event`'s fields are passed on: an event object that is
+    // only read need not be allocated (V8's escape analysis), one handed to another call must be.
     const type = event.type;
-    if (type === "text_delta") {
-      const delta = event.delta;
-      if (!this.#messageOpen) this.#startMessage();
-      if (delta.length === 1) {
-        const count = this.#pendingCodeCount;
-        const code = delta.charCodeAt(0);
-        this.#pendingCodes[count] = code;
-        this.#pendingCodeCount = count + 1;
-        if (this.#pendingText.length + count + 1 >= INPUT_BATCH || code === 10) this.#processPending();
-        return;
-      }
+    if (type === "text_delta") this.#collect(event.delta);
+    else if (type === "thinking_delta") this.#thinkingDelta(event.delta);
+    else if (type === "error") this.#endMessage(event.error.errorMessage ?? `assistant ${event.reason}`);
+    else this.#handleEvent(type);
+  }
+
+  /**
+   * One delta. One-code-unit deltas go into a code-unit buffer (no allocation per delta); the rest, and the
+   * first delta of a batch, take #collectText.
+   */
+  #collect(delta: string): void {
+    const count = this.#pendingCodeCount;
+    if (delta.length !== 1 || count + 1 >= this.#codeRoom) {
+      this.#collectText(delta);
+      return;
+    }
+    const code = delta.charCodeAt(0);
+    this.#pendingCodes[count] = code;
+    this.#pendingCodeBits |= code;
+    this.#pendingCodeCount = count + 1;
+  }
+
+  /** #collect's other cases: a longer delta, the first of a batch, the one that fills it. */
+  #collectText(delta: string): void {
+    if (!this.#messageOpen) this.#startMessage();
+    if (!this.#processScheduled) this.#scheduleProcessing();
+    if (delta.length === 1) {
+      const count = this.#pendingCodeCount + 1;
+      const code = delta.charCodeAt(0);
+      this.#pendingCodes[count - 1] = code;
+      this.#pendingCodeBits |= code;
+      this.#pendingCodeCount = count;
+      if (this.#pendingText.length + count >= this.#inputBatch) this.#processPending();
+    } else {
+      // longer deltas are concatenated (a rope, flattened once when processed)
       const pending = this.#takePending() + delta;
       this.#pendingText = pending;
-      if (pending.length >= INPUT_BATCH || delta.includes("\n")) this.#processPending();
-      return;
+      if (pending.length >= this.#inputBatch) this.#processPending();
     }
-    if (type === "thinking_delta") {
-      this.#processPending();
-      this.#pushReasoning(event.delta);
-      return;
-    }
-    if (type === "error") {
-      this.#endMessage(event.error.errorMessage ?? `assistant ${event.reason}`);
-      return;
-    }
-    this.#handleEvent(type);
+    this.#refreshCodeRoom();
+  }
+
+  /** What #collect's one-code-unit path may still take: none unless a message is open and processing is scheduled. */
+  #refreshCodeRoom(): void {
+    this.#codeRoom =
+      this.#messageOpen && this.#processScheduled ? this.#inputBatch - this.#pendingText.length : 0;
+  }
+
+  #thinkingDelta(delta: string): void {
+    this.#processPending();
+    this.#pushReasoning(delta);
+  }
+
+  #scheduleProcessing(): void {
+    this.#processScheduled = true;
+    setImmediate(this.#processOnTurn);
   }
 
   #handleEvent(type: AssistantMessageEvent["type"]): void {
@@ -205,8 +261,10 @@ export class ReplyStream {
     this.#partials = new StreamingDirectiveAccumulator();
     this.#finalSkeleton = new FinalTextSkeleton();
     this.#partialHeld = "";
+    this.#heldLength = 0;
     this.#pendingText = "";
     this.#pendingCodeCount = 0;
+    this.#pendingCodeBits = 0;
     this.#heldDirectives = {};
     this.#heldSource = "";
   }
@@ -215,6 +273,7 @@ export class ReplyStream {
   #processPending(): void {
     const text = this.#takePending();
     this.#pendingText = "";
+    this.#refreshCodeRoom();
     if (!text) return;
     this.#rawText.append(text);
     if (!this.#options.enforceFinalTag) this.#finalSkeleton.push(text);
@@ -226,10 +285,8 @@ export class ReplyStream {
     const count = this.#pendingCodeCount;
     if (count === 0) return this.#pendingText;
     this.#pendingCodeCount = 0;
-    const codes = String.fromCharCode.apply(
-      null,
-      this.#pendingCodes.subarray(0, count) as unknown as number[],
-    );
+    const codes = decodeCodeUnits(this.#pendingCodes, count, this.#pendingCodeBits);
+    this.#pendingCodeBits = 0;
     return this.#pendingText === "" ? codes : this.#pendingText + codes;
   }
 
@@ -250,23 +307,32 @@ export class ReplyStream {
     const chunker = this.#chunker;
     const length = visible.length;
     let at = 0;
+    const partialsOn = this.#partialsOn;
+    // the next newline, looked up again only once passed (a long line is cut every PARTIAL_SPAN characters:
+    // searching from each cut would read the rest of the line again each time)
+    let newline = -2;
     while (at < length) {
-      const held = this.#partialHeld;
-      const newline = visible.indexOf("\n", at);
-      const end = Math.min(newline === -1 ? length : newline + 1, at + (PARTIAL_SPAN - held.length));
+      const held = this.#heldLength;
+      if (newline !== -1 && newline < at) newline = visible.indexOf("\n", at);
+      const end = Math.min(newline === -1 ? length : newline + 1, at + (PARTIAL_SPAN - held));
       const piece = at === 0 && end === length ? visible : visible.slice(at, end);
       at = end;
-      const chunk = held + piece;
-      this.#partialHeld = chunk;
+      const heldLength = held + piece.length;
+      this.#heldLength = heldLength;
+      if (partialsOn) this.#partialHeld += piece;
       chunker?.append(piece);
       // a content position: the piece ends a line or fills PARTIAL_SPAN (a piece that only ends the
       // visible text of this call waits for more text, so delta boundaries never drain anything)
-      if (chunk.length >= PARTIAL_SPAN || piece.charCodeAt(piece.length - 1) === 10) {
+      if (heldLength >= PARTIAL_SPAN || piece.charCodeAt(piece.length - 1) === 10) {
+        this.#heldLength = 0;
         if (this.#drainEachPiece) this.#drainBlocks(false);
-        this.#consumePartial(false, silentToken);
+        if (partialsOn) this.#consumePartial(false, silentToken);
       }
     }
-    if (final) this.#consumePartial(true, silentToken);
+    if (final) {
+      this.#heldLength = 0;
+      if (partialsOn) this.#consumePartial(true, silentToken);
+    }
   }
 
   #consumePartial(final: boolean, silentToken: string): void {
@@ -358,6 +424,7 @@ export class ReplyStream {
     this.#applyStripped(this.#stripper.finish(), true);
     this.#drainBlocks(true);
     this.#messageOpen = false;
+    this.#refreshCodeRoom();
     const rawText = this.#rawText.text();
     let payload: ReplyPayload | undefined;
     if (this.#options.enforceFinalTag) payload = this.#toPayload(visibleOfWhole(rawText, true));
@@ -407,6 +474,22 @@ class TextCollector {
     this.#recent.length = 0;
     this.#recentLength = 0;
   }
+}
+
+const latin1Scratch = new Uint8Array(INPUT_BATCH);
+
+/**
+ * The first `count` code units as a string, exactly (lone surrogates included). Decoded by Node's Buffer:
+ * `String.fromCharCode.apply` over a typed array costs about 25 times as much. Code units that all fit a byte
+ * become a one-byte string (as V8 keeps the text providers send), which the passes after scan faster.
+ */
+function decodeCodeUnits(codes: Uint16Array, count: number, bits: number): string {
+  if (bits < 256) {
+    const bytes = count <= latin1Scratch.length ? latin1Scratch : new Uint8Array(count);
+    bytes.set(codes.subarray(0, count));
+    return Buffer.from(bytes.buffer, bytes.byteOffset, count).toString("latin1");
+  }
+  return Buffer.from(codes.buffer, codes.byteOffset, count * 2).toString("utf16le");
 }
 
 function visibleOfWhole(text: string, enforceFinalTag: boolean): string {

@@ -123,10 +123,12 @@ describe("split invariance", () => {
         fc.integer({ min: 1, max: 120 }),
         fc.integer({ min: 20, max: 300 }),
         fc.constantFrom("paragraph" as const, "newline" as const, "sentence" as const),
-        (text, cuts, minChars, extra, breakPreference) => {
+        fc.integer({ min: 1, max: 64 }),
+        (text, cuts, minChars, extra, breakPreference, inputBatchChars) => {
           const chunking = { minChars, maxChars: minChars + extra, breakPreference };
           const one = runReplyStream([text], chunking);
-          const many = runReplyStream(splitAt(text, cuts), chunking);
+          // small input batches: the collected deltas are processed at many places of the text
+          const many = runReplyStream(splitAt(text, cuts), chunking, { inputBatchChars });
           expect(many.payloads).toEqual(one.payloads);
           // the chunker is drained at content positions (line ends), never at delta boundaries
           expect(many.blocks).toEqual(one.blocks);
@@ -139,6 +141,28 @@ describe("split invariance", () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+
+  it("ReplyStream without partials gives the same blocks and final payloads, and no partial event", () => {
+    fc.assert(
+      fc.property(
+        markdown,
+        fc.array(fc.nat(), { maxLength: 60 }),
+        fc.integer({ min: 1, max: 120 }),
+        fc.integer({ min: 20, max: 300 }),
+        fc.integer({ min: 1, max: 64 }),
+        (text, cuts, minChars, extra, inputBatchChars) => {
+          const chunking = { minChars, maxChars: minChars + extra, breakPreference: "paragraph" as const };
+          const withPartials = runReplyStream(splitAt(text, cuts), chunking, { inputBatchChars });
+          const without = runReplyStream(splitAt(text, cuts), chunking, { inputBatchChars, partials: false });
+          expect(without.payloads).toEqual(withPartials.payloads);
+          expect(without.blocks).toEqual(withPartials.blocks);
+          expect(without.blockPayloads).toEqual(withPartials.blockPayloads);
+          expect(without.partialEvents).toBe(0);
+        },
+      ),
+      { numRuns: 150 },
     );
   });
 });
@@ -179,19 +203,31 @@ function squash(text: string): string {
 function runReplyStream(
   parts: string[],
   chunking: { minChars: number; maxChars: number; breakPreference: "paragraph" | "newline" | "sentence" },
-): { payloads: unknown; blocks: string[]; blockPayloads: unknown[]; partialText: string } {
+  options: { inputBatchChars?: number; partials?: boolean } = {},
+): {
+  payloads: unknown;
+  blocks: string[];
+  blockPayloads: unknown[];
+  partialText: string;
+  partialEvents: number;
+} {
   const stream = new ReplyStream({
     blockStreaming: { chunking, breakMode: "text_end" },
     currentMessageId: "m1",
+    ...options,
   });
   const blocks: string[] = [];
   const blockPayloads: unknown[] = [];
   let partialText = "";
+  let partialEvents = 0;
   stream.subscribe((event) => {
     if (event.type === "block") {
       blocks.push(event.sourceText);
       blockPayloads.push(event.payload);
-    } else if (event.type === "partial") partialText = event.text;
+    } else if (event.type === "partial") {
+      partialText = event.text;
+      partialEvents++;
+    }
   });
   const partial = {} as AssistantMessage;
   stream.handle({ type: "start", partial });
@@ -199,5 +235,5 @@ function runReplyStream(
     stream.handle({ type: "text_delta", contentIndex: 0, delta, partial } satisfies AssistantMessageEvent);
   stream.handle({ type: "text_end", contentIndex: 0, content: parts.join(""), partial });
   stream.handle({ type: "done", reason: "stop", message: partial });
-  return { payloads: stream.finish(), blocks, blockPayloads, partialText };
+  return { payloads: stream.finish(), blocks, blockPayloads, partialText, partialEvents };
 }
