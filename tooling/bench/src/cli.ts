@@ -2,7 +2,8 @@
 // `agent-kernel-bench [filter] [--json <file>]`: runs every `bench/*.bench.ts`
 // of the package in the current directory (each default-exports a suite or a
 // list of suites) whose name contains `filter`, prints Markdown tables and
-// writes `bench-results.json` beside them (and the same JSON to `--json`'s
+// writes `bench-results.json` beside them (a filtered run replaces only the suites it
+// ran there; the same JSON also goes to `--json`'s
 // file, which the root `pnpm bench` reads).
 // Owns: finding and loading bench files; the timing is harness.ts.
 import { spawnSync } from "node:child_process";
@@ -56,10 +57,23 @@ const report = {
   package: packageName,
   node: process.version,
   date: new Date().toISOString(),
-  suites: results,
+  // a filtered run replaces the suites it ran and keeps the others of the last run (the report reads them all)
+  suites: filter === undefined ? results : mergeSuites(join(dir, "bench-results.json"), results),
 };
 writeFileSync(join(dir, "bench-results.json"), `${JSON.stringify(report, null, 2)}\n`);
 if (jsonFile !== undefined) writeFileSync(resolve(dir, jsonFile), `${JSON.stringify(report, null, 2)}\n`);
+
+/** The suites of the last run's results file, each replaced by this run's result of the same name. */
+function mergeSuites(file: string, fresh: readonly SuiteResult[]): SuiteResult[] {
+  let previous: SuiteResult[] = [];
+  try {
+    previous = (JSON.parse(readFileSync(file, "utf8")) as { suites?: SuiteResult[] }).suites ?? [];
+  } catch {
+    // no results yet, or unreadable: this run's suites only
+  }
+  const ran = new Set(fresh.map((result) => result.suite));
+  return [...previous.filter((result) => !ran.has(result.suite)), ...fresh];
+}
 
 function parseArguments(args: readonly string[]): { filter?: string; jsonFile?: string } {
   let filter: string | undefined;
