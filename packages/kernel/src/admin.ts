@@ -31,6 +31,7 @@ export type {
   SchemaInfo,
   SessionMeta,
   SessionRecord,
+  SessionStore as AnyKernelStore,
   SqliteSessionStore as KernelStore,
 } from "@agent-kernel/session-store";
 

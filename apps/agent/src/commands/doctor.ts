@@ -12,7 +12,7 @@ export function doctor(
   flags: { readonly agent?: string | undefined; readonly json?: boolean | undefined },
   io: CliIo,
 ): Promise<ExitCode> {
-  return withStore(context.stateDir, async (store) => {
+  return withStore(context, async (store) => {
     const report = await runDoctor(store, context.config, { legacyPaths, agentId: flags.agent }).catch(
       (error: unknown) => {
         // A legacy path that does not exist or is not a legacy file: the argument is wrong.

@@ -5,7 +5,7 @@ import type { CommandContext } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
 import { type CliIo, line } from "../io.ts";
 import { formatRunList, formatRunReport, formatSession, formatSessionList } from "./format.ts";
-import { withStore } from "./store.ts";
+import { storeLocation, withStore } from "./store.ts";
 
 export interface InspectFlags {
   readonly agent?: string | undefined;
@@ -18,7 +18,7 @@ function print(io: CliIo, flags: InspectFlags, value: unknown, text: () => strin
 }
 
 export function sessionsList(context: CommandContext, flags: InspectFlags, io: CliIo): Promise<ExitCode> {
-  return withStore(context.stateDir, async (store) => {
+  return withStore(context, async (store) => {
     const sessions = await listSessions(store, context.config, { agentId: flags.agent });
     const shown = flags.limit === undefined ? sessions : sessions.slice(0, flags.limit);
     print(io, flags, shown, () => formatSessionList(shown));
@@ -32,14 +32,14 @@ export function sessionsShow(
   flags: InspectFlags,
   io: CliIo,
 ): Promise<ExitCode> {
-  return withStore(context.stateDir, async (store) => {
+  return withStore(context, async (store) => {
     const details = await showSession(store, context.config, {
       agentId: flags.agent,
       key,
       ...(flags.limit === undefined ? {} : { runLimit: flags.limit }),
     });
     if (details === undefined)
-      throw new CliError(EXIT.notFound, `no session "${key}" in ${context.stateDir}.`);
+      throw new CliError(EXIT.notFound, `no session "${key}" in ${storeLocation(context)}.`);
     print(io, flags, details, () => formatSession(details));
     return EXIT.ok;
   });
@@ -50,7 +50,7 @@ export function runsList(
   flags: InspectFlags & { readonly sessionKey?: string | undefined },
   io: CliIo,
 ): Promise<ExitCode> {
-  return withStore(context.stateDir, async (store) => {
+  return withStore(context, async (store) => {
     const runs = await listRuns(store, context.config, {
       agentId: flags.agent,
       ...(flags.sessionKey === undefined ? {} : { sessionKey: flags.sessionKey }),
@@ -67,9 +67,10 @@ export function runsShow(
   flags: InspectFlags,
   io: CliIo,
 ): Promise<ExitCode> {
-  return withStore(context.stateDir, async (store) => {
+  return withStore(context, async (store) => {
     const report = await showRun(store, runId);
-    if (report === undefined) throw new CliError(EXIT.notFound, `no run "${runId}" in ${context.stateDir}.`);
+    if (report === undefined)
+      throw new CliError(EXIT.notFound, `no run "${runId}" in ${storeLocation(context)}.`);
     print(io, flags, report, () => formatRunReport(report));
     return EXIT.ok;
   });

@@ -4,7 +4,7 @@ import { ReplayUnavailableError, replayRun } from "@agent-kernel/kernel";
 import type { CommandContext } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
 import { type CliIo, line } from "../io.ts";
-import { withStore } from "./store.ts";
+import { storeLocation, withStore } from "./store.ts";
 
 export function replay(
   context: CommandContext,
@@ -12,7 +12,7 @@ export function replay(
   flags: { readonly json?: boolean | undefined; readonly keep?: boolean | undefined },
   io: CliIo,
 ): Promise<ExitCode> {
-  return withStore(context.stateDir, async (store) => {
+  return withStore(context, async (store) => {
     const report = await replayRun({
       store,
       config: context.config,
@@ -22,7 +22,8 @@ export function replay(
       if (error instanceof ReplayUnavailableError) throw new CliError(EXIT.notFound, error.message);
       throw error;
     });
-    if (report === undefined) throw new CliError(EXIT.notFound, `no run "${runId}" in ${context.stateDir}.`);
+    if (report === undefined)
+      throw new CliError(EXIT.notFound, `no run "${runId}" in ${storeLocation(context)}.`);
     if (flags.json) {
       line(io.stdout, JSON.stringify(report, null, 2));
     } else {

@@ -105,7 +105,7 @@ export async function runTurn(
   try {
     store = await openKernelStore({ stateDir: context.stateDir, config: context.config });
   } catch (error) {
-    throw storeError(error, context.stateDir);
+    throw storeError(error, context);
   }
   try {
     const deps = { config: context.config, store };
