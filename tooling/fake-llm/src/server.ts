@@ -387,7 +387,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       }
     });
   });
-  server.keepAliveTimeout = 1_000;
+  // Longer than any client keeps an idle socket (undici: 4 s): the client closes first, so a request is never
+  // sent on a socket the server is closing at that moment ("Connection error."). close() ends them all anyway.
+  server.keepAliveTimeout = 30_000;
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

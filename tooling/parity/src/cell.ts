@@ -65,10 +65,6 @@ export function rawConfigFor(
           baseUrl,
           api: "openai-completions",
           apiKey: keyOf(cellId, "main"),
-          // One connection per request: fake-llm closes idle keep-alive sockets after 1 s while the client
-          // keeps them for 4 s, so a request sent as the server closes its socket fails with "Connection
-          // error." — a race of the test setup, not of the apps.
-          headers: { connection: "close" },
           models: [
             { id: "m1", reasoning: true, contextWindow: 32000, maxTokens: 4096 },
             { id: "m2", contextWindow: 16000, maxTokens: 4096 },
