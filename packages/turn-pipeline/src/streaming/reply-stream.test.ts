@@ -137,6 +137,31 @@ describe("ReplyStream", () => {
     expect(seen.slice(4)).toEqual(["block:\nthird", "partial:First line.\nSecond line.\nthird"]);
   });
 
+  it("rethrows a listener's error from the next call when it threw while deltas were processed on a turn", async () => {
+    const stream = new ReplyStream({
+      blockStreaming: { chunking: { minChars: 5, maxChars: 40 }, breakMode: "text_end" },
+    });
+    stream.subscribe((event) => {
+      if (event.type === "block") throw new Error("the channel refused the block");
+    });
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", onUncaught);
+    try {
+      stream.handle({ type: "start", partial });
+      stream.handle({ type: "text_delta", contentIndex: 0, delta: "First line.\n\nSecond", partial });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(uncaught).toEqual([]);
+      expect(() => stream.handle({ type: "text_delta", contentIndex: 0, delta: " line.", partial })).toThrow(
+        "the channel refused the block",
+      );
+      // thrown once; the stream goes on
+      stream.handle({ type: "text_delta", contentIndex: 0, delta: " More.", partial });
+    } finally {
+      process.off("uncaughtException", onUncaught);
+    }
+  });
+
   it("turns a provider error into an isError payload", () => {
     const stream = new ReplyStream();
     stream.handle({ type: "start", partial });

@@ -98,8 +98,15 @@ export class ReplyStream {
   #processScheduled = false;
   readonly #processOnTurn = (): void => {
     this.#processScheduled = false;
-    this.#processPending();
+    try {
+      this.#processPending();
+    } catch (error) {
+      // a listener threw: outside any caller's stack here, so the next call into the stream throws it
+      this.#deferredError ??= { error };
+    }
   };
+  /** What a listener threw while the collected deltas were processed on an event-loop turn. */
+  #deferredError: { readonly error: unknown } | undefined;
   /** How many code units #collect's fast path may hold before #collectText takes over (see #refreshCodeRoom). */
   #codeRoom = 0;
   readonly #silentToken: string;
@@ -178,6 +185,7 @@ export class ReplyStream {
 
   /** #collect's other cases: a longer delta, the first of a batch, the one that fills it. */
   #collectText(delta: string): void {
+    this.#throwDeferred();
     if (!this.#messageOpen) this.#startMessage();
     if (!this.#processScheduled) this.#scheduleProcessing();
     if (delta.length === 1) {
@@ -203,6 +211,7 @@ export class ReplyStream {
   }
 
   #thinkingDelta(delta: string): void {
+    this.#throwDeferred();
     this.#processPending();
     this.#pushReasoning(delta);
   }
@@ -212,7 +221,16 @@ export class ReplyStream {
     setImmediate(this.#processOnTurn);
   }
 
+  /** Throws (once) what a listener threw during processing on an event-loop turn. */
+  #throwDeferred(): void {
+    const deferred = this.#deferredError;
+    if (deferred === undefined) return;
+    this.#deferredError = undefined;
+    throw deferred.error;
+  }
+
   #handleEvent(type: AssistantMessageEvent["type"]): void {
+    this.#throwDeferred();
     switch (type) {
       case "start":
         this.#startMessage();
@@ -234,6 +252,7 @@ export class ReplyStream {
 
   /** A tool is about to run: deliver pending text first. */
   toolStart(): void {
+    this.#throwDeferred();
     this.#processPending();
     this.#drainBlocks(true);
     this.#coalescer?.flush();
@@ -241,6 +260,7 @@ export class ReplyStream {
 
   /** Turn end: publishes and returns the final payload list. */
   finish(): ReplyPayload[] {
+    this.#throwDeferred();
     this.#processPending();
     if (this.#messageOpen) this.#endMessage(undefined);
     this.#coalescer?.flush();
@@ -419,6 +439,7 @@ export class ReplyStream {
   }
 
   #endMessage(errorMessage: string | undefined): void {
+    this.#throwDeferred();
     this.#processPending();
     if (!this.#messageOpen && errorMessage === undefined) return;
     this.#applyStripped(this.#stripper.finish(), true);
