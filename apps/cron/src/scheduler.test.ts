@@ -298,6 +298,43 @@ describe.concurrent("cron scheduler", () => {
     expect((await store.cron.get("orphan"))?.runningSince).toBeUndefined();
   });
 
+  it("a run stopped by stop() keeps its slot: not a failure, and the next start runs it as a catch-up", async ({
+    onTestFinished,
+  }) => {
+    const h = await harness(onTestFinished);
+    const config = h.config(`{ jobs: [{ id: "once", schedule: { kind: "at", at: "2026-03-02T10:00:00Z" },
+      payload: { message: "remind me" } }] }`);
+    const clock = new ManualClock(at("2026-03-02T10:00:00Z"));
+    h.llm.enqueue(reply("never finished", { latencyMs: 60_000 }));
+    const first = scheduler(h, onTestFinished, { config, clock });
+    expect((await first.scheduler.tick()).started.map((run) => run.jobId)).toEqual(["once"]);
+    for (let waited = 0; h.llm.requests.length === 0 && waited < 20_000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(h.llm.requests).toHaveLength(1);
+    await first.scheduler.stop();
+    expect(first.runs.map((run) => [run.status, run.outcome?.status])).toEqual([["aborted", "aborted"]]);
+
+    // A one-shot job stopped mid-run is not used up, and the stop is not counted as a failure.
+    const second = scheduler(h, onTestFinished, { config, clock });
+    expect((await second.scheduler.list())[0]?.state).toMatchObject({
+      lastStatus: "aborted",
+      consecutiveErrors: 0,
+      nextRunAt: at("2026-03-02T10:00:00Z"),
+    });
+    h.llm.enqueue(reply("reminded"));
+    // restarted two hours later: the slot was missed meanwhile
+    clock.jumpTo(at("2026-03-02T12:00:00Z"));
+    const report = await second.scheduler.tick();
+    await second.scheduler.idle();
+    expect(report.started).toEqual([
+      { jobId: "once", scheduledAt: at("2026-03-02T10:00:00Z"), catchUp: true },
+    ]);
+    expect(second.runs.map((run) => run.status)).toEqual(["ok"]);
+    const done = (await second.scheduler.list())[0]?.state;
+    expect(done?.nextRunAt).toBeUndefined();
+    expect(done?.lastStatus).toBe("ok");
+  });
+
   it("a job kept waiting by cron.maxConcurrentRuns runs late but is not treated as missed", async ({
     onTestFinished,
   }) => {

@@ -80,7 +80,11 @@ export interface CronRunResult {
   readonly endedAt: number;
   /** True for a catch-up run of a slot missed while no scheduler was running. */
   readonly catchUp: boolean;
-  readonly status: "ok" | "error";
+  /**
+   * `aborted`: the scheduler stopped while the run was in flight. Its slot is not used up (the next start runs
+   * it as a catch-up, as after a crash) and it does not count as a failure.
+   */
+  readonly status: "ok" | "error" | "aborted";
   readonly error?: string;
   readonly delivery?: DeliveryResult;
   readonly outcome?: TurnOutcome;
@@ -549,14 +553,19 @@ export class CronScheduler {
       error = thrown instanceof Error ? thrown.message : String(thrown);
     }
     const endedAt = this.#clock.now();
-    const status = error === undefined ? "ok" : "error";
+    // stopped by `stop()` (the abort reached the run, or the run failed to start once it was aborted)
+    const stopped = this.#abort.signal.aborted && (outcome === undefined || outcome.status === "aborted");
+    const status = stopped ? "aborted" : error === undefined ? "ok" : "error";
     const store = await this.#openStore();
     const slotAfter = nextRunAfter(
       job.schedule,
       endedAt,
       job.schedule.kind === "every" ? scheduledAt : undefined,
     );
-    const next = withErrorBackoff(job, slotAfter, status, endedAt, claimed.consecutiveErrors + 1);
+    const next =
+      status === "aborted"
+        ? scheduledAt
+        : withErrorBackoff(job, slotAfter, status, endedAt, claimed.consecutiveErrors + 1);
     await store.cron.update(
       job.id,
       (current) => {
@@ -577,7 +586,12 @@ export class CronScheduler {
           lastDurationMs: endedAt - startedAt,
           ...(outcome === undefined ? {} : { lastRunId: outcome.runId }),
           ...(error === undefined ? {} : { lastError: error }),
-          consecutiveErrors: status === "ok" ? 0 : current.consecutiveErrors + 1,
+          consecutiveErrors:
+            status === "ok"
+              ? 0
+              : status === "aborted"
+                ? current.consecutiveErrors
+                : current.consecutiveErrors + 1,
         };
       },
       { now: endedAt },
