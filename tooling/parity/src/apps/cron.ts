@@ -4,7 +4,7 @@
 // maps it back to the message) and every run is a new session, so scenarios that need one session across
 // turns do not apply. Delivery: the last deliverable payload of a successful run, sent after the run;
 // a failed run is reported as the run's error status, with no message to anyone. Aborting a run is stopping
-// the scheduler (runs in flight are aborted and stored as aborted).
+// the scheduler (runs in flight are aborted, stored as aborted and reported with status "aborted").
 
 import { TestChannel } from "@agent-kernel/channels-core/testing";
 import { createCronScheduler } from "@agent-kernel/cron";
