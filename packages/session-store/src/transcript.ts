@@ -428,7 +428,9 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   #ownAppendsTarget(): CachedSession | undefined {
     const session = transcriptCache.find(this.#cacheKey);
     if (session === undefined || !session.loaded || session.verifiedBy !== this.#statements) return undefined;
-    if (this.#statements.dataVersion.get() !== session.verifiedVersion) {
+    // Inside a caller's transaction nothing is committed yet (it may still roll back), or another connection
+    // committed first: read back instead, and no read may skip SQLite until one has.
+    if (this.#statements.db.inTransaction || this.#statements.dataVersion.get() !== session.verifiedVersion) {
       session.verifiedBy = undefined;
       return undefined;
     }
