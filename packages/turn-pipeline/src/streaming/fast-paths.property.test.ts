@@ -6,6 +6,15 @@ import { normalizeDirectiveWhitespace } from "./directive-tags.ts";
 import { findCodeRegions } from "./markdown-code.ts";
 import { containsMediaColon, hasNonWhitespace, splitMediaFromOutput } from "./media-output.ts";
 import { StreamingDirectiveAccumulator } from "./reply-directives.ts";
+import {
+  blankRulesOutToken,
+  HEARTBEAT_TOKEN,
+  isSilentReplyPrefixText,
+  isSilentReplyText,
+  lineRulesOutToken,
+  SILENT_REPLY_TOKEN,
+  startsWithSilentToken,
+} from "./silent-tokens.ts";
 
 const piece = fc.constantFrom(
   "a",
@@ -98,6 +107,53 @@ describe("fast paths", () => {
         expect(hasNonWhitespace(t)).toBe(t.trim() !== "");
       }),
       { numRuns: 1500 },
+    );
+  });
+
+  it("lineRulesOutToken and blankRulesOutToken are true only when none of the three token tests holds", () => {
+    const tokenish = fc.constantFrom(
+      "NO_REPLY",
+      "no_reply",
+      "NO",
+      "No_",
+      "NO_REPLYx",
+      "NO REPLY",
+      "N0_REPLY",
+      "naïve",
+      "nope",
+      "NıO",
+      "ſ",
+      "NI_X",
+      "nI_x",
+      "Nſ_OK",
+      "ns_ok",
+      "HEARTBEAT_OK",
+      "heartbeat",
+      "HEARTBEAT_OKAY",
+      "hEaRtBeAt_oK",
+      "...",
+      "- ",
+      "```",
+      "K",
+    );
+    const line = fc
+      .array(fc.oneof(piece, tokenish, fc.string({ maxLength: 4 })), { maxLength: 6 })
+      .map((pieces) => pieces.join(""));
+    fc.assert(
+      fc.property(
+        line,
+        fc.constantFrom(SILENT_REPLY_TOKEN, HEARTBEAT_TOKEN, "Nı_X", "Ns_OK", "ok"),
+        (t, token) => {
+          const blank = blankRulesOutToken(t, token);
+          expect(blank).toBe(t.trim() === "");
+          if (!lineRulesOutToken(t, token) && !blank) return;
+          expect(isSilentReplyText(t, token)).toBe(false);
+          expect(isSilentReplyPrefixText(t, token)).toBe(false);
+          expect(startsWithSilentToken(t, token)).toBe(false);
+          expect(hasNonWhitespace(t)).toBe(!blank);
+        },
+      ),
+      { numRuns: 5000 },
     );
   });
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { parseInlineDirectives, stripInlineDirectiveTagsForDelivery } from "./directive-tags.ts";
 import { hasNonWhitespace, splitMediaFromOutput } from "./media-output.ts";
 import {
+  blankRulesOutToken,
   isSilentReplyPayloadText,
   isSilentReplyPrefixText,
   isSilentReplyText,
@@ -245,6 +246,11 @@ export class StreamingDirectiveAccumulator {
       this.#pendingSeparator = "";
       this.#hasReturnedText = true;
       return raw;
+    }
+    // a blank line: no token test can hold, and there is nothing to show
+    if (blankRulesOutToken(raw, silentToken)) {
+      this.#pendingSeparator = "";
+      return null;
     }
     if (
       isSilentReplyText(raw, silentToken) ||

@@ -72,7 +72,7 @@ export function lineRulesOutToken(text: string, token: string): boolean {
   const code = text.charCodeAt(index);
   if (code >= 128) return false;
   const first = asciiAlnumLower(code);
-  if (first !== -1) return first !== tokenFirst;
+  if (first !== -1) return first !== tokenFirst || differsFromTokenWithin(text, index, token);
   if (!ASCII_PUNCTUATION[code]) return true; // a symbol stays in front of everything the patterns see
   while (index < length && text.charCodeAt(index) < 128 && ASCII_PUNCTUATION[text.charCodeAt(index)]) index++;
   while (index < length && isAsciiBlank(text.charCodeAt(index))) index++;
@@ -81,6 +81,42 @@ export function lineRulesOutToken(text: string, token: string): boolean {
   if (next >= 128) return false;
   const nextLower = asciiAlnumLower(next);
   return nextLower === -1 || nextLower !== tokenFirst;
+}
+
+/**
+ * The text at `start` (its first character already matching the token's) departs from the token, ignoring
+ * ASCII case, before either ends: then it neither is the token nor starts with it nor is a prefix of it, which
+ * all three token tests need at a first character that is a letter or digit (nothing is stripped in front of
+ * one). False when unsure: a non-ASCII character on the way in the text or the token (case folding maps some
+ * to ASCII letters, as "ı" to "I"), or the text ends while still matching.
+ */
+function differsFromTokenWithin(text: string, start: number, token: string): boolean {
+  const end = Math.min(text.length - start, token.length);
+  for (let offset = 1; offset < end; offset++) {
+    const code = text.charCodeAt(start + offset);
+    const tokenCode = token.charCodeAt(offset);
+    if (code >= 128 || tokenCode >= 128) return false;
+    if (asciiLower(code) !== asciiLower(tokenCode)) return true;
+  }
+  return false;
+}
+
+function asciiLower(code: number): number {
+  return code >= 65 && code <= 90 ? code + 32 : code;
+}
+
+/**
+ * True for a text with no non-whitespace character and a token that starts with an ASCII letter or digit: none
+ * of the three token tests can hold (each needs the token's characters). The blank lines between paragraphs.
+ */
+export function blankRulesOutToken(text: string, token: string): boolean {
+  if (asciiAlnumLower(token.charCodeAt(0)) === -1) return false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (!(code === 32 || (code >= 9 && code <= 13)) && !(code > 127 && /\s/.test(text.charAt(index))))
+      return false;
+  }
+  return true;
 }
 
 function asciiAlnumLower(code: number): number {
