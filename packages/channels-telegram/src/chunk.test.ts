@@ -48,6 +48,30 @@ describe("chunkForTelegram", () => {
     );
   });
 
+  it("never cuts a long line so that a part starts like a fence line (found by the property below)", () => {
+    // one prose line: the "~~~" is mid-line; a part starting with it would open a code block that eats "0"
+    const line = `${"        &               &   & &              &  &  & &&"}               ~~~!!!!!!!!!!!!!!!!!!  &    &0`;
+    for (const mode of ["HTML", "MarkdownV2"] as const) {
+      const chunks = chunkForTelegram(line, 64, mode);
+      expect(chunks.length).toBeGreaterThan(1);
+      for (const chunk of chunks) expect(chunk.markdown).not.toMatch(/^ {0,3}(`{3,}|~{3,})/m);
+      expect(chunks.map((c) => content(c.markdown)).join("")).toBe("0");
+    }
+    // inside a fence, a part of a long code line must not close the fence either
+    const code = `\`\`\`
+${"x ".repeat(40)}\`\`\` still code ${"y ".repeat(40)}
+\`\`\``;
+    const chunks = chunkForTelegram(code, 64, "MarkdownV2");
+    const codeLines = chunks.flatMap((c) => c.markdown.split("\n")).filter((l) => !/^```$/.test(l));
+    expect(codeLines.some((l) => /^ {0,3}```/.test(l))).toBe(false);
+    expect(
+      chunks
+        .map((c) => c.markdown.replace(/^```$/gm, ""))
+        .join("")
+        .replace(/\s/g, ""),
+    ).toContain("stillcode");
+  });
+
   it("property: every piece fits formatted and raw, fences close in the piece they open, nothing is lost", () => {
     fc.assert(
       fc.property(

@@ -76,19 +76,36 @@ function lineCost(line: Line, parseMode: TelegramParseMode): number {
   return formatForTelegram(line.text, parseMode).length + 1;
 }
 
-/** Cuts one over-long line at whitespace where it can, else hard (never inside a surrogate pair). */
+const FENCE_START_RE = /^ {0,3}(`{3,}|~{3,})/;
+
+/**
+ * Cuts one over-long line at whitespace where it can, else hard (never inside a surrogate pair). Every part
+ * after the first starts a line of its own, so no cut may leave a part that starts like a fence line ("~~~",
+ * "```" after at most three spaces): that would open a code block (or close the one the line is in) that the
+ * line never had.
+ */
 function splitLongLine(text: string, maxChars: number): string[] {
   const parts: string[] = [];
   let rest = text;
   while (rest.length > maxChars) {
-    const window = rest.slice(0, maxChars);
-    const space = window.search(/\s\S*$/);
-    const cut = space > maxChars / 2 ? space + 1 : sliceUtf16Safe(rest, 0, maxChars).length;
+    const cut = cutOf(rest, maxChars);
     parts.push(rest.slice(0, cut));
     rest = rest.slice(cut);
   }
   parts.push(rest);
   return parts;
+}
+
+function cutOf(rest: string, maxChars: number): number {
+  // after the last whitespace in the window's second half whose next part does not start like a fence ...
+  const window = rest.slice(0, maxChars);
+  for (let at = window.length - 1; at > maxChars / 2; at--) {
+    if (/\s/.test(window.charAt(at)) && !FENCE_START_RE.test(rest.slice(at + 1))) return at + 1;
+  }
+  // ... else hard, moved left off a fence-like start (the line itself does not start one: it would be a fence)
+  let cut = sliceUtf16Safe(rest, 0, maxChars).length;
+  while (cut > 1 && FENCE_START_RE.test(rest.slice(cut))) cut = sliceUtf16Safe(rest, 0, cut - 1).length;
+  return Math.max(1, cut);
 }
 
 /** Packs lines into pieces of Markdown whose estimated formatted length is at most `budget`. */
