@@ -1,5 +1,5 @@
-// Vitest setup for the reliability suite: one fast-check seed for every property, so a CI run is reproducible
-// and a failure names the seed that shows it. Owns only the seed. `FC_SEED=<n>` picks another seed;
+// Vitest setup for every package: one fast-check seed for every property test, so a CI run is reproducible and
+// a failure names the seed that shows it. Owns only the seed. `FC_SEED=<n>` picks another seed;
 // `FC_SEED=random` lets fast-check draw one per property (what to run locally to look for new counterexamples).
 import fc from "fast-check";
 
