@@ -120,7 +120,11 @@ describe("Slack request signatures", () => {
           "x-slack-request-timestamp": String(now),
           "x-slack-signature": computeSlackSignature("wrong", String(now), body),
         },
-        { "x-slack-request-timestamp": String(now), "x-slack-signature": `${good.slice(0, -1)}0` },
+        // one hex digit changed (to another digit: a signature that already ends in "0" must not stay valid)
+        {
+          "x-slack-request-timestamp": String(now),
+          "x-slack-signature": `${good.slice(0, -1)}${good.endsWith("0") ? "1" : "0"}`,
+        },
         {
           "x-slack-request-timestamp": String(now - 600),
           "x-slack-signature": computeSlackSignature(secret, String(now - 600), body),
