@@ -610,7 +610,8 @@ function positionOfSeq(session: CachedSession, seq: number): number | undefined 
   return undefined;
 }
 
-function assertEntryShape(entry: TranscriptEntry): void {
+/** Throws a SessionStoreError listing everything wrong with an entry's tree fields (every backend checks the same). */
+export function assertEntryShape(entry: TranscriptEntry): void {
   const problems: string[] = [];
   if (typeof entry.type !== "string" || entry.type === "") problems.push("type must be a non-empty string");
   if (typeof entry.id !== "string" || entry.id === "") problems.push("id must be a non-empty string");

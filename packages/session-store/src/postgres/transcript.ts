@@ -12,6 +12,7 @@
 import { type Kysely, sql } from "kysely";
 import { SessionStoreError, TranscriptConflictError } from "../errors.ts";
 import {
+  assertEntryShape,
   canonicalJson,
   type Transcript,
   type TranscriptEntry,
@@ -371,21 +372,6 @@ export class PostgresTranscriptHandle implements PostgresTranscript {
 
   pendingChanges(): number {
     return this.#buffer.pendingChanges();
-  }
-}
-
-function assertEntryShape(entry: TranscriptEntry): void {
-  const problems: string[] = [];
-  if (typeof entry.type !== "string" || entry.type === "") problems.push("type must be a non-empty string");
-  if (typeof entry.id !== "string" || entry.id === "") problems.push("id must be a non-empty string");
-  if (entry.parentId !== null && typeof entry.parentId !== "string")
-    problems.push("parentId must be a string or null");
-  if (typeof entry.timestamp !== "string") problems.push("timestamp must be a string");
-  if (entry.parentId === entry.id) problems.push("an entry cannot be its own parent");
-  if (problems.length > 0) {
-    throw new SessionStoreError(
-      `invalid transcript entry ${JSON.stringify(entry.id)}: ${problems.join("; ")}`,
-    );
   }
 }
 
