@@ -51,10 +51,15 @@ export function openSqliteFile(path: string, options: SqliteOpenOptions = {}): D
     throw new StoreOpenError(path, explain(error), { cause: error });
   }
   try {
-    // The first statement reads the file header: a file that is not SQLite fails here, before any write.
-    db.pragma("schema_version");
-    const mode = db.pragma("journal_mode = WAL", { simple: true });
-    if (mode !== "wal") throw new Error(`the database refused WAL mode (journal_mode is ${String(mode)})`);
+    // Another process opening the same new file at this moment may hold it while it switches it to WAL (or
+    // recovers its WAL): SQLite can answer SQLITE_BUSY here without waiting, so these idempotent steps are
+    // retried until the busy timeout runs out.
+    retryWhileBusy(options.busyTimeoutMs ?? 5000, () => {
+      // The first statement reads the file header: a file that is not SQLite fails here, before any write.
+      db.pragma("schema_version");
+      const mode = db.pragma("journal_mode = WAL", { simple: true });
+      if (mode !== "wal") throw new Error(`the database refused WAL mode (journal_mode is ${String(mode)})`);
+    });
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     db.pragma("foreign_keys = ON");
     db.pragma(`synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
@@ -67,6 +72,23 @@ export function openSqliteFile(path: string, options: SqliteOpenOptions = {}): D
     throw new StoreOpenError(path, explain(error), { cause: error });
   }
   return db;
+}
+
+const BUSY_RETRY_MS = 20;
+
+/** Runs `step`, again after a short pause while it fails with SQLITE_BUSY, for at most `timeoutMs`. */
+export function retryWhileBusy(timeoutMs: number, step: () => void): void {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      step();
+      return;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== "string" || !code.startsWith("SQLITE_BUSY") || Date.now() >= deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, BUSY_RETRY_MS);
+    }
+  }
 }
 
 /**
