@@ -1,8 +1,10 @@
 // The transcript against pi's own JSONL SessionManager, in the same run: appending 10k entries one by one
 // (each durable when it returns), and reading the active branch of a 10k-entry session. Durability is
 // stated in every case name: pi's JSONL appends with appendFileSync and never fsyncs (it survives a process
-// crash, not a power loss); our `normal` is the same class (WAL, synchronous=NORMAL); `full` fsyncs every
-// commit and survives a power loss. Reads are either cold (the process-wide read cache cleared before each
+// crash, not a power loss); our `normal` is the same class (a line in the store's append journal, folded into
+// SQLite's WAL with synchronous=NORMAL; `appends: "commit"` commits each entry instead); `full` fsyncs every
+// commit and survives a power loss. An append case ends with `store.flush()`, so its time includes putting
+// every entry into SQLite. Reads are either cold (the process-wide read cache cleared before each
 // iteration: every entry parsed from SQLite) or warm (the entries were read before in this process, which is
 // how the turn executor reads a session every turn). The cases marked "explains" show where the time goes: an
 // append whose parent this process has not seen (checked in SQL), the JSON.parse every cold read must pay, and
@@ -75,7 +77,11 @@ interface StoreState {
   readonly store: SqliteSessionStore;
 }
 
-async function freshStore(durability: Durability, walCheckpoint?: WalCheckpoint): Promise<StoreState> {
+async function freshStore(
+  durability: Durability,
+  walCheckpoint?: WalCheckpoint,
+  appends?: "journal" | "commit",
+): Promise<StoreState> {
   const dir = mkdtempSync(join(tmpdir(), "bench-store-"));
   return {
     dir,
@@ -83,8 +89,16 @@ async function freshStore(durability: Durability, walCheckpoint?: WalCheckpoint)
       stateDir: dir,
       durability,
       ...(walCheckpoint === undefined ? {} : { walCheckpoint }),
+      ...(appends === undefined ? {} : { appends }),
     }),
   };
+}
+
+/** The appends, then `flush`: every journaled entry is in SQLite (readable by other processes) when it ends. */
+async function appendAll(state: StoreState, makeEntry: (index: number) => TranscriptEntry = entry) {
+  const transcript = state.store.openTranscript(AGENT, "s", { header: header("s") });
+  for (let index = 0; index < ENTRIES; index++) transcript.append(makeEntry(index));
+  await state.store.flush();
 }
 
 async function dropStore(state: StoreState): Promise<void> {
@@ -92,15 +106,26 @@ async function dropStore(state: StoreState): Promise<void> {
   rmSync(state.dir, { recursive: true, force: true });
 }
 
-const appendCases = (["normal", "full"] as const).map((durability) => ({
-  name: `store append ×${ENTRIES} (durability ${durability}${durability === "full" ? ", fsync per entry" : ", WAL"})`,
-  before: () => freshStore(durability),
-  run: (state: StoreState) => {
-    const transcript = state.store.openTranscript(AGENT, "s", { header: header("s") });
-    for (let index = 0; index < ENTRIES; index++) transcript.append(entry(index));
+const appendCases = [
+  {
+    name: `store append ×${ENTRIES} (durability normal: a journal line per entry, folded into SQLite by the burst; flush included)`,
+    before: () => freshStore("normal"),
+    run: appendAll,
+    after: dropStore,
   },
-  after: dropStore,
-}));
+  {
+    name: `store append ×${ENTRIES} (durability normal, appends "commit": one WAL commit per entry)`,
+    before: () => freshStore("normal", undefined, "commit"),
+    run: appendAll,
+    after: dropStore,
+  },
+  {
+    name: `store append ×${ENTRIES} (durability full: one WAL commit and fsync per entry)`,
+    before: () => freshStore("full"),
+    run: appendAll,
+    after: dropStore,
+  },
+];
 
 // The read fixture: one 10k-entry session in pi's JSONL format and in the store.
 const readDir = mkdtempSync(join(tmpdir(), "bench-read-"));
@@ -162,27 +187,22 @@ export default [
       ...appendCases,
       {
         // A loop that never yields never lets the background checkpoint run: only the 64 MB backstop does.
-        name: `store append ×${ENTRIES} (durability normal, WAL, SQLite's checkpoint on commit every 4 MB)`,
-        before: () => freshStore("normal", "on-commit"),
-        run: (state: StoreState) => {
-          const transcript = state.store.openTranscript(AGENT, "s", { header: header("s") });
-          for (let index = 0; index < ENTRIES; index++) transcript.append(entry(index));
-        },
+        name: `store append ×${ENTRIES} (durability normal, appends "commit", SQLite's checkpoint on commit every 4 MB)`,
+        before: () => freshStore("normal", "on-commit", "commit"),
+        run: appendAll,
         after: dropStore,
       },
       {
         // Each parent is the entry before the last one (two interleaved chains), which this process has
         // neither just appended nor read: every insert checks its parent in SQL, as the first append of a
         // process to a session it never read does.
-        name: `explains: store append ×${ENTRIES} (durability normal, WAL), every parent checked in SQL`,
-        before: () => freshStore("normal"),
-        run: (state: StoreState) => {
-          const transcript = state.store.openTranscript(AGENT, "s", { header: header("s") });
-          for (let index = 0; index < ENTRIES; index++) {
+        name: `explains: store append ×${ENTRIES} (durability normal, appends "commit"), every parent checked in SQL`,
+        before: () => freshStore("normal", undefined, "commit"),
+        run: (state: StoreState) =>
+          appendAll(state, (index) => {
             const { parentId: _chain, ...rest } = entry(index);
-            transcript.append({ ...rest, parentId: index < 2 ? null : entry(index - 2).id });
-          }
-        },
+            return { ...rest, parentId: index < 2 ? null : entry(index - 2).id };
+          }),
         after: dropStore,
       },
       {

@@ -20,6 +20,7 @@ import {
 } from "./migrator.ts";
 import { KyselyQueue, type QueueApi } from "./queue.ts";
 import {
+  isRunOwnerAlive,
   KyselyRuns,
   type RunOwner,
   type RunRecord,
@@ -29,6 +30,7 @@ import {
 } from "./runs.ts";
 import type { ControlPlaneDatabase } from "./schema.ts";
 import { KyselySessions, type SessionsApi } from "./sessions.ts";
+import { listJournals } from "./sqlite/append-journal.ts";
 import { SqliteAuthState } from "./sqlite/auth-state.ts";
 import { SqliteChannelState } from "./sqlite/channel-state.ts";
 import {
@@ -52,6 +54,7 @@ import {
   type StateDirSource,
 } from "./state-dir.ts";
 import {
+  type AppendReplay,
   createTranscriptIfMissing,
   readOrCreateHeader,
   type SqliteTranscript,
@@ -102,8 +105,10 @@ export interface SessionStore {
    */
   loadTranscript(agentId: string, sessionId: string): Promise<void>;
   /**
-   * Resolves once every transcript change made so far is durable. SQLite: already durable when `append`
-   * returns. PostgreSQL: writes the buffered changes (a turn must await this before it reports success).
+   * Resolves once every transcript change made so far is durable and stored for other processes to read.
+   * SQLite: an append is durable when it returns (its journal line, or its commit); this folds the journaled
+   * appends into SQLite, which otherwise happens at the end of the current synchronous burst. PostgreSQL:
+   * writes the buffered changes (a turn must await this before it reports success).
    */
   flush(): Promise<void>;
   /** The control plane's schema version and applied migrations. */
@@ -115,6 +120,11 @@ export interface SessionStore {
 
 export interface SqliteSessionStore extends SessionStore {
   readonly stateDir: string;
+  /**
+   * Append journals of processes that stopped before folding them, replayed into an agent's database when
+   * this store opened it (agent databases open on first use, so this grows as they do).
+   */
+  readonly recoveredAppends: readonly AppendReplay[];
   readonly controlPlanePath: string;
   agentDatabasePath(agentId: string): string;
   openTranscript(
@@ -131,6 +141,16 @@ export interface OpenSessionStoreOptions extends StateDirSource {
   readonly busyTimeoutMs?: number;
   /** See `WalCheckpoint`: `background` (default) or SQLite's own `on-commit`. */
   readonly walCheckpoint?: WalCheckpoint;
+  /**
+   * How a transcript append becomes durable. `journal` (the default with durability `normal`): one line
+   * written to this store's append journal next to the agent's database (durable against a process crash
+   * when `append` returns, like pi's JSONL), folded into SQLite with the rest of the synchronous burst, or
+   * earlier when anything in this process reads or writes that database; other processes see the entry
+   * after the fold, and the next open replays the journal of a process that died first. `commit`: every
+   * append is its own SQLite commit, visible to other processes when it returns (about 3× the cost).
+   * Durability `full` always commits (and fsyncs) each append.
+   */
+  readonly appends?: "journal" | "commit";
   /**
    * `prepared` (the default): sessions, auth, queue and cron state and the per-turn run calls are
    * better-sqlite3 statements prepared once. `kysely`: every control-plane call goes through the Kysely
@@ -162,6 +182,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     raw,
     sqliteOptions,
     options.controlPlaneQueries ?? "prepared",
+    options.durability !== "full" && (options.appends ?? "journal") === "journal",
   );
   try {
     await store.recover();
@@ -210,7 +231,9 @@ class SqliteStore implements SqliteSessionStore {
   readonly cron: CronStateApi;
   readonly channelState: ChannelStateApi;
   recoveredRuns: readonly RunRecord[] = [];
+  readonly recoveredAppends: AppendReplay[] = [];
   readonly #raw: Database.Database;
+  readonly #journalAppends: boolean;
   readonly #db: Kysely<ControlPlaneDatabase>;
   #kysely: Kysely<ControlPlaneDatabase> | undefined;
   readonly #owner: RunOwner;
@@ -224,8 +247,10 @@ class SqliteStore implements SqliteSessionStore {
     raw: Database.Database,
     sqliteOptions: SqliteOpenOptions,
     queries: "prepared" | "kysely",
+    journalAppends: boolean,
   ) {
     this.stateDir = stateDir;
+    this.#journalAppends = journalAppends;
     this.controlPlanePath = path;
     this.#raw = raw;
     this.#sqliteOptions = sqliteOptions;
@@ -315,8 +340,10 @@ class SqliteStore implements SqliteSessionStore {
   /** Nothing to load: SQLite transcripts read the file on every call. */
   async loadTranscript(_agentId: string, _sessionId: string): Promise<void> {}
 
-  /** Nothing buffered: an append is durable when it returns. */
-  async flush(): Promise<void> {}
+  /** Folds the journaled appends into SQLite (they are durable already). */
+  async flush(): Promise<void> {
+    for (const agent of this.#agents.values()) agent.statements.fold();
+  }
 
   async schema(): Promise<SchemaInfo> {
     const applied = listAppliedMigrations(this.#raw);
@@ -330,12 +357,22 @@ class SqliteStore implements SqliteSessionStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // A journal whose fold fails stays on disk: the owner is unregistered below, so the next open replays it.
+    let foldFailure: unknown;
+    for (const agent of this.#agents.values()) {
+      try {
+        agent.statements.closeJournal();
+      } catch (error) {
+        foldFailure ??= error;
+      }
+    }
     unregisterRunOwner(this.#owner);
     for (const agent of this.#agents.values()) agent.raw.close();
     this.#agents.clear();
     // Destroying Kysely closes the connection once Kysely has used it; otherwise the store closes it.
     await this.#kysely?.destroy();
     if (this.#raw.open) this.#raw.close();
+    if (foldFailure !== undefined) throw foldFailure;
   }
 
   #agent(agentId: string): AgentDatabase {
@@ -351,7 +388,18 @@ class SqliteStore implements SqliteSessionStore {
       raw.close();
       throw error;
     }
-    const agent = { raw, statements: new TranscriptStatements(raw, path) };
+    const statements = new TranscriptStatements(raw, path);
+    try {
+      // The journals of processes that are gone (a live owner folds its own).
+      for (const journal of listJournals(path)) {
+        if (!isRunOwnerAlive(journal.owner)) this.recoveredAppends.push(statements.replayJournal(journal));
+      }
+    } catch (error) {
+      raw.close();
+      throw new StoreOpenError(path, `cannot replay an append journal: ${explain(error)}`, { cause: error });
+    }
+    if (this.#journalAppends) statements.enableJournal(path, this.#owner);
+    const agent = { raw, statements };
     this.#agents.set(key, agent);
     return agent;
   }

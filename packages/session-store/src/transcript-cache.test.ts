@@ -174,6 +174,8 @@ describe("the transcript read cache", () => {
         one.append(messageEntry(`a${index}`, index === 0 ? null : `a${index - 1}`));
         two.append(messageEntry(`b${index}`, index === 0 ? null : `b${index - 1}`));
       }
+      // Appends cache what they write; start from a cache holding only what the reads below bring in.
+      clearTranscriptCache();
       one.getBranch();
       const oneBytes = transcriptCache.stats.bytes;
       expect(oneBytes).toBeGreaterThan(20 * 100);

@@ -1,9 +1,20 @@
 // The transcript contract and its SQLite implementation. Owns: one session's pi entries stored verbatim as a
-// tree (id, parentId) with a persisted leaf, synchronous durable appends (idempotent by id), the active branch
-// read through the process-wide read cache (./transcript-cache.ts), branching and forking. Does not own: what the entries mean (pi's projection
-// does that), the pi SessionManager adapter (turn-pipeline), or legacy file import (src/legacy).
+// tree (id, parentId) with a persisted leaf, synchronous durable appends (idempotent by id) through the append
+// journal and their fold into SQLite (./sqlite/append-journal.ts owns the file), the replay of a gone owner's
+// journal, the active branch read through the process-wide read cache (./transcript-cache.ts), branching and
+// forking. Does not own: what the entries mean (pi's projection does that), the pi SessionManager adapter
+// (turn-pipeline), or legacy file import (src/legacy).
+import { unlinkSync } from "node:fs";
 import type { Database, Statement } from "better-sqlite3";
 import { SessionStoreError, TranscriptConflictError } from "./errors.ts";
+import type { RunOwner } from "./runs.ts";
+import {
+  AppendJournal,
+  type JournalFile,
+  linePrefixFor,
+  type PendingAppend,
+  readJournal,
+} from "./sqlite/append-journal.ts";
 import { type CachedSession, deepFreeze, transcriptCache } from "./transcript-cache.ts";
 
 /** A pi SessionEntry stored verbatim (message, model_change, thinking_level_change, compaction, branch_summary, context_edit, label, session_info, custom, custom_message, usage, ...). */
@@ -87,6 +98,11 @@ export class TranscriptStatements {
   readonly selectBodies: Statement<[string], [number, string]>;
   /** Changes whenever another connection commits (this connection's own commits leave it alone). */
   readonly dataVersion: Statement<[], number>;
+  /** Undefined: every append is its own commit (`appends: "commit"`, or durability `full`). */
+  journal: AppendJournal | undefined;
+  #foldTransaction: ((batch: readonly PendingAppend[]) => FoldOutcome) | undefined;
+  /** Entries a fold refused (a conflict with what another process stored meanwhile), thrown once by the next call. */
+  #refused: TranscriptConflictError | undefined;
 
   constructor(db: Database, path: string) {
     this.db = db;
@@ -166,6 +182,214 @@ export class TranscriptStatements {
       .raw();
     this.dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
   }
+
+  /** Appends go through a journal file owned by `owner` from now on (see sqlite/append-journal.ts). */
+  enableJournal(databasePath: string, owner: RunOwner): void {
+    this.journal = new AppendJournal(databasePath, owner, () => this.#foldQuietly());
+    let peers = journaledDatabases.get(this.cacheKey);
+    if (peers === undefined) {
+      peers = new Set();
+      journaledDatabases.set(this.cacheKey, peers);
+    }
+    peers.add(this);
+  }
+
+  /**
+   * Brings SQLite up to date with every append this process journaled to this database (through any open
+   * store), so what follows reads or writes the whole tree; then throws, once, a refusal found by a fold.
+   * A fold that fails (the write lock not granted within the busy timeout, a full disk) throws and keeps the
+   * entries pending (they are in the journal either way); the next call tries again.
+   */
+  fold(): void {
+    const peers = journaledDatabases.get(this.cacheKey);
+    if (peers !== undefined) for (const peer of peers) peer.#foldPending();
+    const refused = this.#refused;
+    if (refused !== undefined) {
+      this.#refused = undefined;
+      throw refused;
+    }
+  }
+
+  /** True when `id` of a session is journaled by any store of this process and not folded yet. */
+  isPending(cacheKey: string, id: string): boolean {
+    const peers = journaledDatabases.get(this.cacheKey);
+    if (peers !== undefined) for (const peer of peers) if (peer.journal?.isPending(cacheKey, id)) return true;
+    return false;
+  }
+
+  /** Folds what is pending, closes the journal (removing its file when nothing is left in it). */
+  closeJournal(): void {
+    const journal = this.journal;
+    if (journal === undefined) return;
+    try {
+      this.fold();
+    } finally {
+      journal.close();
+      this.journal = undefined;
+      const peers = journaledDatabases.get(this.cacheKey);
+      peers?.delete(this);
+      if (peers?.size === 0) journaledDatabases.delete(this.cacheKey);
+    }
+  }
+
+  /**
+   * Stores the entries of a journal whose owner is gone, in its order, in one transaction, with `append`'s
+   * rules (an entry already stored identically was folded before the owner stopped); then removes the file.
+   */
+  replayJournal(file: JournalFile): AppendReplay {
+    const lines = readJournal(file.path);
+    const replay = this.db
+      .transaction((): AppendReplay => {
+        let stored = 0;
+        let alreadyStored = 0;
+        const problems: { line: number; problem: string }[] = [];
+        for (const line of lines) {
+          if ("problem" in line) {
+            problems.push({ line: line.line, problem: line.problem });
+            continue;
+          }
+          try {
+            assertEntryShape(line.entry);
+            if (this.insertRow(line.sessionId, line.entry, line.body, false) !== 0) stored++;
+            else if (this.#storedIdentically(line.sessionId, line.entry)) alreadyStored++;
+            else problems.push({ line: line.line, problem: this.#whyRefused(line.sessionId, line.entry) });
+          } catch (error) {
+            problems.push({
+              line: line.line,
+              problem: error instanceof Error ? error.message : String(error),
+            });
+          }
+        }
+        return { file: file.path, stored, alreadyStored, problems };
+      })
+      .immediate();
+    try {
+      unlinkSync(file.path);
+    } catch {
+      // Gone already (another process replayed it too) or a read-only folder: replaying again changes nothing.
+    }
+    return replay;
+  }
+
+  /** One insert (autocommit outside a transaction); the row's seq when it was written, else 0. */
+  insertRow(sessionId: string, entry: TranscriptEntry, body: string, parentKnown: boolean): number {
+    const parentId = entry.parentId;
+    const result = parentKnown
+      ? this.insertEntryKnownParent.run(sessionId, entry.id, parentId, entry.type, entry.timestamp, body)
+      : this.insertEntry.run(
+          sessionId,
+          entry.id,
+          parentId,
+          entry.type,
+          entry.timestamp,
+          body,
+          parentId,
+          sessionId,
+          parentId,
+        );
+    return result.changes === 1 ? Number(result.lastInsertRowid) : 0;
+  }
+
+  #storedIdentically(sessionId: string, entry: TranscriptEntry): boolean {
+    const stored = this.selectBody.get(sessionId, entry.id);
+    return stored !== undefined && canonicalJson(JSON.parse(stored)) === canonicalJson(entry);
+  }
+
+  #whyRefused(sessionId: string, entry: TranscriptEntry): string {
+    return this.selectBody.get(sessionId, entry.id) === undefined
+      ? `cannot append entry ${entry.id} to session ${sessionId}: its parent ${entry.parentId} does not exist`
+      : `entry ${entry.id} already exists in session ${sessionId} with different content`;
+  }
+
+  /** The microtask at the end of a burst of appends: a failure leaves the entries pending for the next call. */
+  #foldQuietly(): void {
+    try {
+      this.#foldPending();
+    } catch {
+      // Kept pending (and journaled); the next call on this database folds again and reports the failure.
+    }
+  }
+
+  #foldPending(): void {
+    const journal = this.journal;
+    // Never inside a caller's transaction: its rollback would take the entries with it.
+    if (journal === undefined || journal.pending.length === 0 || !this.db.open || this.db.inTransaction)
+      return;
+    const batch = journal.pending;
+    this.#foldTransaction ??= this.db.transaction((batch: readonly PendingAppend[]) =>
+      this.#insertBatch(batch),
+    ).immediate;
+    const { seqs, refusals } = this.#foldTransaction(batch);
+    journal.folded();
+    // Committed: what this process just stored is known without reading it back.
+    const targets = new Map<string, CachedSession | undefined>();
+    batch.forEach((append, index) => {
+      const seq = seqs[index] ?? 0;
+      if (seq === 0) return;
+      if (!targets.has(append.cacheKey))
+        targets.set(append.cacheKey, ownAppendsTarget(this, append.cacheKey));
+      const session = targets.get(append.cacheKey);
+      if (session !== undefined) recordOwnAppend(session, seq, append.entry, append.body);
+    });
+    if (refusals.length > 0) {
+      const earlier = this.#refused === undefined ? [] : [this.#refused.message];
+      this.#refused = new TranscriptConflictError(
+        [...earlier, `journaled appends refused when folded into SQLite: ${refusals.join("; ")}`].join("; "),
+      );
+    }
+  }
+
+  /** Inside the fold's write transaction: the batch in order; an entry stored identically meanwhile is kept. */
+  #insertBatch(batch: readonly PendingAppend[]): FoldOutcome {
+    const seqs: number[] = [];
+    const refusals: string[] = [];
+    // Entries of this batch already in SQLite, per session: later entries may name them as parents.
+    const stored = new Map<string, Set<string>>();
+    for (const { sessionId, cacheKey, entry, body } of batch) {
+      const parentId = entry.parentId;
+      let storedHere = stored.get(cacheKey);
+      const parentKnown =
+        parentId === null ||
+        storedHere?.has(parentId) === true ||
+        transcriptCache.find(cacheKey)?.positionById.has(parentId) === true;
+      const seq = this.insertRow(sessionId, entry, body, parentKnown);
+      seqs.push(seq);
+      if (seq === 0) {
+        if (!this.#storedIdentically(sessionId, entry)) {
+          refusals.push(this.#whyRefused(sessionId, entry));
+          continue;
+        }
+        // Another process stored the same entry first: like an identical repeat, the append moves the leaf.
+        this.updateLeaf.run(entry.id, new Date().toISOString(), sessionId);
+      }
+      if (storedHere === undefined) {
+        storedHere = new Set();
+        stored.set(cacheKey, storedHere);
+      }
+      storedHere.add(entry.id);
+    }
+    return { seqs, refusals };
+  }
+}
+
+/** Per database (its cache key), the statements of every store in this process that journals appends to it. */
+const journaledDatabases = new Map<string, Set<TranscriptStatements>>();
+
+interface FoldOutcome {
+  /** Per entry of the batch: its seq, or 0 when it was not inserted. */
+  readonly seqs: number[];
+  readonly refusals: string[];
+}
+
+/** What replaying one gone owner's journal did. */
+export interface AppendReplay {
+  readonly file: string;
+  /** Entries stored by the replay: journaled, but not yet folded when the owner stopped. */
+  readonly stored: number;
+  /** Entries the owner had folded already. */
+  readonly alreadyStored: number;
+  /** Lines that could not be stored, with why (a torn last line, a conflict, a missing parent). */
+  readonly problems: readonly { readonly line: number; readonly problem: string }[];
 }
 
 /** Creates the transcript row if it is missing (concurrent creators are fine: the first header wins). */
@@ -220,8 +444,10 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   #appendSlowPath: ((entry: TranscriptEntry, body: string) => number) | undefined;
   #appendMany: ((entries: readonly TranscriptEntry[], bodies: string[], seqs: number[]) => void) | undefined;
   #appendAtLeaf: ((draft: TranscriptEntryDraft) => [TranscriptEntry, string, number]) | undefined;
-  /** The last entry this handle appended (committed): the usual parent of the next append. */
+  /** The last entry this handle committed directly: the usual parent of its next direct append. */
   #lastAppendedId: string | undefined;
+  /** `linePrefixFor(sessionId)`, made on the first journaled append. */
+  #linePrefix: string | undefined;
 
   /** `header`: the stored header when the opener has just read it (saves reading it again). */
   constructor(
@@ -248,9 +474,11 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   append(entry: TranscriptEntry): void {
     assertEntryShape(entry);
     const body = JSON.stringify(entry);
-    // The fast path: one autocommit statement, durable when it returns (WAL). It inserts nothing for a
+    if (this.#appendToJournal(entry, body)) return;
+    this.#statements.fold();
+    // The direct path: one autocommit statement, durable when it returns (WAL). It inserts nothing for a
     // duplicate id or a missing parent; the slow path then decides under the write lock.
-    let seq = this.#tryInsert(entry, body, this.#parentIsKnown(entry.parentId));
+    let seq = this.#statements.insertRow(this.sessionId, entry, body, this.#parentIsKnown(entry.parentId));
     if (seq === 0) {
       // IMMEDIATE (all three): take the write lock before reading, so a concurrent writer waits
       // (busy_timeout) instead of failing with SQLITE_BUSY when a read transaction tries to upgrade.
@@ -261,13 +489,43 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     }
     this.#lastAppendedId = entry.id;
     if (seq !== 0) {
-      const session = this.#ownAppendsTarget();
-      if (session !== undefined) this.#recordOwnAppend(session, seq, entry, body);
+      const session = ownAppendsTarget(this.#statements, this.#cacheKey);
+      if (session !== undefined) recordOwnAppend(session, seq, entry, body);
     }
+  }
+
+  /**
+   * The journaled append: when this session's cache is current and proves the id new and the parent stored
+   * (or journaled before it), one line in the journal makes the entry durable; SQLite gets it with the rest
+   * of the burst (see sqlite/append-journal.ts). False: the caller commits directly instead.
+   */
+  #appendToJournal(entry: TranscriptEntry, body: string): boolean {
+    const statements = this.#statements;
+    const journal = statements.journal;
+    // Inside a caller's transaction the entry must commit (or roll back) with it.
+    if (journal === undefined || statements.db.inTransaction) return false;
+    const known = this.#shape().session.positionById;
+    const key = this.#cacheKey;
+    const parentId = entry.parentId;
+    if (known.has(entry.id) || statements.isPending(key, entry.id)) return false;
+    // A parent journaled by another store of this process is not good enough: its fold may come after ours.
+    if (parentId !== null && !known.has(parentId) && !journal.isPending(key, parentId)) return false;
+    this.#linePrefix ??= linePrefixFor(this.sessionId);
+    if (!journal.write({ sessionId: this.sessionId, cacheKey: key, entry, body }, this.#linePrefix))
+      return false;
+    if (journal.full) {
+      try {
+        statements.fold();
+      } catch {
+        // The entry is durable in the journal; the next call reports why the fold failed.
+      }
+    }
+    return true;
   }
 
   appendMany(entries: readonly TranscriptEntry[]): void {
     for (const entry of entries) assertEntryShape(entry);
+    this.#statements.fold();
     this.#appendMany ??= this.#statements.db.transaction(
       (entries: readonly TranscriptEntry[], bodies: string[], seqs: number[]) => {
         // Entries inserted earlier in this transaction exist for the rest of it (and roll back with it).
@@ -288,11 +546,11 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     const last = entries.at(-1);
     if (last !== undefined) this.#lastAppendedId = last.id;
     // committed: what this process just stored is known without reading it back
-    const session = this.#ownAppendsTarget();
+    const session = ownAppendsTarget(this.#statements, this.#cacheKey);
     if (session === undefined) return;
     entries.forEach((entry, index) => {
       const seq = seqs[index] ?? 0;
-      if (seq !== 0) this.#recordOwnAppend(session, seq, entry, bodies[index] ?? "");
+      if (seq !== 0) recordOwnAppend(session, seq, entry, bodies[index] ?? "");
     });
   }
 
@@ -304,6 +562,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
       timestamp: draft.timestamp,
       parentId: null,
     });
+    this.#statements.fold();
     this.#appendAtLeaf ??= this.#statements.db.transaction(
       (next: TranscriptEntryDraft): [TranscriptEntry, string, number] => {
         const entry: TranscriptEntry = {
@@ -311,7 +570,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
           type: next.type,
           id: next.id,
           timestamp: next.timestamp,
-          parentId: this.getLeafId(),
+          parentId: this.#leafId(),
         };
         const body = JSON.stringify(entry);
         return [entry, body, this.#insert(entry, body, this.#parentIsKnown(entry.parentId))];
@@ -320,13 +579,14 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     const [appended, body, seq] = this.#appendAtLeaf(draft);
     this.#lastAppendedId = appended.id;
     if (seq !== 0) {
-      const session = this.#ownAppendsTarget();
-      if (session !== undefined) this.#recordOwnAppend(session, seq, appended, body);
+      const session = ownAppendsTarget(this.#statements, this.#cacheKey);
+      if (session !== undefined) recordOwnAppend(session, seq, appended, body);
     }
     return appended;
   }
 
   setLeaf(id: string | null): void {
+    this.#statements.fold();
     if (id !== null && this.#statements.entryExists.get(this.sessionId, id) === undefined) {
       throw new TranscriptConflictError(`cannot move the leaf of session ${this.sessionId}: no entry ${id}`);
     }
@@ -334,12 +594,18 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   getLeafId(): string | null {
+    this.#statements.fold();
+    return this.#leafId();
+  }
+
+  #leafId(): string | null {
     // The leaf row first, then the shape: whatever the row names was committed before the shape is read.
     const row = this.#statements.selectLeaf.get(this.sessionId);
     return leafOf(this.#shape().session, row?.leaf_id ?? null, row?.leaf_seq ?? null);
   }
 
   getEntry(id: string): TranscriptEntry | undefined {
+    this.#statements.fold();
     const shape = this.#shape();
     const position = shape.session.positionById.get(id);
     return position === undefined ? undefined : this.#entriesAt(shape, [position])[0];
@@ -347,6 +613,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 
   /** An unknown `leafId` (or a null leaf) gives an empty branch, as pi's `getBranch` does. */
   getBranch(leafId?: string | null): TranscriptEntry[] {
+    this.#statements.fold();
     let shape: Shape;
     let wanted: string | null;
     if (leafId === undefined) {
@@ -370,6 +637,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   getEntries(): TranscriptEntry[] {
+    this.#statements.fold();
     const shape = this.#shape();
     return this.#entriesAt(
       shape,
@@ -378,6 +646,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   getChildren(parentId: string | null): TranscriptEntry[] {
+    this.#statements.fold();
     const shape = this.#shape();
     const positions: number[] = [];
     shape.session.parentIds.forEach((parent, position) => {
@@ -387,6 +656,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   count(): number {
+    this.#statements.fold();
     return this.#shape().session.seqs.length;
   }
 
@@ -418,31 +688,6 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     session.verifiedVersion = version;
     transcriptCache.settle(session);
     return { session, bodies };
-  }
-
-  /**
-   * The cached session that this process's just-committed appends can be added to, or undefined when they
-   * must be read back instead: it is not cached, not proven current by this connection, or another connection
-   * has committed since (its rows may come before this process's in seq order).
-   */
-  #ownAppendsTarget(): CachedSession | undefined {
-    const session = transcriptCache.find(this.#cacheKey);
-    if (session === undefined || !session.loaded || session.verifiedBy !== this.#statements) return undefined;
-    // Inside a caller's transaction nothing is committed yet (it may still roll back), or another connection
-    // committed first: read back instead, and no read may skip SQLite until one has.
-    if (this.#statements.db.inTransaction || this.#statements.dataVersion.get() !== session.verifiedVersion) {
-      session.verifiedBy = undefined;
-      return undefined;
-    }
-    return session;
-  }
-
-  /** Adds an entry this process committed (at `seq`) to its session's cache, its JSON parsed on first read. */
-  #recordOwnAppend(session: CachedSession, seq: number, entry: TranscriptEntry, body: string): void {
-    if (session.addShape(seq, entry.id, entry.parentId)) {
-      session.setUnparsedBody(session.seqs.length - 1, body);
-      transcriptCache.settle(session);
-    }
   }
 
   /**
@@ -517,38 +762,12 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     return transcriptCache.find(this.#cacheKey)?.positionById.has(parentId) === true;
   }
 
-  /** One insert (autocommit outside a transaction); the row's seq when it was written, else 0. */
-  #tryInsert(entry: TranscriptEntry, body: string, parentKnown: boolean): number {
-    const parentId = entry.parentId;
-    const result = parentKnown
-      ? this.#statements.insertEntryKnownParent.run(
-          this.sessionId,
-          entry.id,
-          parentId,
-          entry.type,
-          entry.timestamp,
-          body,
-        )
-      : this.#statements.insertEntry.run(
-          this.sessionId,
-          entry.id,
-          parentId,
-          entry.type,
-          entry.timestamp,
-          body,
-          parentId,
-          this.sessionId,
-          parentId,
-        );
-    return result.changes === 1 ? Number(result.lastInsertRowid) : 0;
-  }
-
   /**
    * Runs inside a write transaction: inserts (returning the seq), or explains why not (0 for an identical
    * repeat; a conflict or a missing parent throws).
    */
   #insert(entry: TranscriptEntry, body: string, parentKnown: boolean): number {
-    const seq = this.#tryInsert(entry, body, parentKnown);
+    const seq = this.#statements.insertRow(this.sessionId, entry, body, parentKnown);
     if (seq !== 0) return seq;
     const stored = this.#statements.selectBody.get(this.sessionId, entry.id);
     if (stored !== undefined) {
@@ -568,6 +787,31 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 }
 
 const NO_BODIES: readonly (string | undefined)[] = [];
+
+/**
+ * The cached session that this process's just-committed appends can be added to, or undefined when they
+ * must be read back instead: it is not cached, not proven current by this connection, or another connection
+ * has committed since (its rows may come before this process's in seq order).
+ */
+function ownAppendsTarget(statements: TranscriptStatements, cacheKey: string): CachedSession | undefined {
+  const session = transcriptCache.find(cacheKey);
+  if (session === undefined || !session.loaded || session.verifiedBy !== statements) return undefined;
+  // Inside a caller's transaction nothing is committed yet (it may still roll back), or another connection
+  // committed first: read back instead, and no read may skip SQLite until one has.
+  if (statements.db.inTransaction || statements.dataVersion.get() !== session.verifiedVersion) {
+    session.verifiedBy = undefined;
+    return undefined;
+  }
+  return session;
+}
+
+/** Adds an entry this process committed (at `seq`) to its session's cache, its JSON parsed on first read. */
+function recordOwnAppend(session: CachedSession, seq: number, entry: TranscriptEntry, body: string): void {
+  if (session.addShape(seq, entry.id, entry.parentId)) {
+    session.setUnparsedBody(session.seqs.length - 1, body);
+    transcriptCache.settle(session);
+  }
+}
 
 /** A cached session after a refresh, with the bodies of the rows that refresh read (by position). */
 interface Shape {

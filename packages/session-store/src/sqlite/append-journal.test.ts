@@ -1,0 +1,245 @@
+// The append journal: an append is durable in the journal when it returns and in SQLite after its burst; a
+// process killed before folding loses nothing (the next open replays its journal); replays report what they
+// could not store; a live owner's journal is left alone; a journal that cannot be written falls back to commits.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { TranscriptConflictError } from "../errors.ts";
+import { agentDatabasePath } from "../state-dir.ts";
+import { openSessionStore } from "../store.ts";
+import { header, messageEntry } from "../testing/conformance.ts";
+import { AppendJournal, FOLD_AT_ENTRIES, linePrefixFor, listJournals } from "./append-journal.ts";
+
+const CHILD = join(import.meta.dirname, "..", "..", "test", "child", "append-then-hang.ts");
+const dirs: string[] = [];
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function stateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "append-journal-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Rows of a session as another connection sees them (no store, no cache). */
+function storedIds(dir: string, sessionId: string): string[] {
+  const db = new Database(agentDatabasePath(dir, "main"), { readonly: true });
+  try {
+    return db
+      .prepare("SELECT id FROM transcript_entries WHERE session_id = ? ORDER BY seq")
+      .pluck()
+      .all(sessionId) as string[];
+  } finally {
+    db.close();
+  }
+}
+
+/** A pid that belonged to a process which has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ["-e", ""]);
+  return child.pid ?? 999_999;
+}
+
+function journalLine(sessionId: string, entry: object): string {
+  return `${linePrefixFor(sessionId)}${JSON.stringify(entry)}}\n`;
+}
+
+describe("the append journal", () => {
+  it("makes an append durable in the journal at once and stores it in SQLite at the end of the burst", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    const transcript = store.openTranscript("main", "s1", { header: header("s1") });
+    transcript.append(messageEntry("a", null));
+    transcript.append(messageEntry("b", "a"));
+    const [journal] = listJournals(agentDatabasePath(dir, "main"));
+    expect(journal?.owner).toMatchObject({ host: hostname(), pid: process.pid });
+    expect(
+      readFileSync(journal?.path ?? "", "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { e: { id: string } }).e.id),
+    ).toEqual(["a", "b"]);
+    // Not yet in SQLite for another connection, but every read through this process sees it.
+    expect(storedIds(dir, "s1")).toEqual([]);
+    await Promise.resolve();
+    expect(storedIds(dir, "s1")).toEqual(["a", "b"]);
+    transcript.append(messageEntry("c", "b"));
+    expect(transcript.getLeafId()).toBe("c");
+    expect(storedIds(dir, "s1")).toEqual(["a", "b", "c"]);
+    await store.close();
+    expect(listJournals(agentDatabasePath(dir, "main"))).toEqual([]);
+  });
+
+  it('commits every append at once with appends: "commit"', async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir, appends: "commit" });
+    store.openTranscript("main", "s1", { header: header("s1") }).append(messageEntry("a", null));
+    expect(storedIds(dir, "s1")).toEqual(["a"]);
+    expect(listJournals(agentDatabasePath(dir, "main"))).toEqual([]);
+    await store.close();
+  });
+
+  it("folds a long burst every FOLD_AT_ENTRIES entries without waiting for its end", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    const transcript = store.openTranscript("main", "s1", { header: header("s1") });
+    for (let index = 0; index <= FOLD_AT_ENTRIES; index++) {
+      transcript.append(messageEntry(`e${index}`, index === 0 ? null : `e${index - 1}`));
+    }
+    expect(storedIds(dir, "s1")).toHaveLength(FOLD_AT_ENTRIES);
+    await store.flush();
+    expect(storedIds(dir, "s1")).toHaveLength(FOLD_AT_ENTRIES + 1);
+    await store.close();
+  });
+
+  for (const count of [300, FOLD_AT_ENTRIES + 188]) {
+    it(`loses nothing when the process is killed before folding (${count} entries)`, async () => {
+      const dir = stateDir();
+      const child = spawn(
+        process.execPath,
+        ["--conditions=@agent-kernel/source", CHILD, dir, String(count)],
+        {
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          if (chunk.toString().includes("appended")) resolve();
+        });
+        child.on("close", () => reject(new Error(`the child stopped before appending: ${stderr}`)));
+      });
+      const folded = count >= FOLD_AT_ENTRIES ? FOLD_AT_ENTRIES : 0;
+      expect(storedIds(dir, "s1")).toHaveLength(folded);
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.on("close", resolve));
+
+      const store = await openSessionStore({ stateDir: dir });
+      try {
+        const branch = store.openTranscript("main", "s1").getBranch();
+        expect(branch.map((entry) => entry.id)).toEqual(
+          Array.from({ length: count }, (_unused, index) => `entry-${index}`),
+        );
+        expect(store.recoveredAppends).toEqual([
+          expect.objectContaining({ stored: count - folded, alreadyStored: folded, problems: [] }),
+        ]);
+        // The dead child's journal is gone (this store has appended nothing, so it has none yet).
+        expect(listJournals(agentDatabasePath(dir, "main"))).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    });
+  }
+
+  it("replays a gone owner's journal line by line, reporting the lines it cannot store", async () => {
+    const dir = stateDir();
+    const setup = await openSessionStore({ stateDir: dir, appends: "commit" });
+    const stored = setup.openTranscript("main", "s1", { header: header("s1") });
+    stored.append(messageEntry("root", null));
+    stored.append(messageEntry("taken", "root", "what was stored"));
+    await setup.close();
+    const path = join(
+      dir,
+      "agents",
+      "main",
+      `agent.sqlite-appends+${encodeURIComponent(hostname())}+${deadPid()}+gone.jsonl`,
+    );
+    writeFileSync(
+      path,
+      [
+        journalLine("s1", messageEntry("a", "root")),
+        journalLine("s1", messageEntry("taken", "root", "something else")),
+        journalLine("s1", messageEntry("orphan", "nowhere")),
+        "not json\n",
+        journalLine("s1", messageEntry("root", null)),
+        journalLine("s1", messageEntry("b", "a")),
+        '{"s":"s1","e":{"type":"message","id":"torn',
+      ].join(""),
+    );
+    const store = await openSessionStore({ stateDir: dir });
+    try {
+      const transcript = store.openTranscript("main", "s1");
+      expect(transcript.getBranch().map((entry) => entry.id)).toEqual(["root", "a", "b"]);
+      expect(transcript.getEntry("taken")).toEqual(messageEntry("taken", "root", "what was stored"));
+      const [replay] = store.recoveredAppends;
+      expect(replay).toMatchObject({ file: path, stored: 2, alreadyStored: 1 });
+      expect(replay?.problems.map((problem) => problem.line)).toEqual([2, 3, 4, 7]);
+      expect(replay?.problems[0]?.problem).toMatch(/taken already exists .* different content/);
+      expect(replay?.problems[1]?.problem).toMatch(/parent nowhere does not exist/);
+      expect(replay?.problems[2]?.problem).toMatch(/not a complete JSON line/);
+      expect(existsSync(path)).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("leaves the journal of a live owner alone", async () => {
+    const dir = stateDir();
+    const setup = await openSessionStore({ stateDir: dir });
+    setup.openTranscript("main", "s1", { header: header("s1") });
+    await setup.close();
+    // The parent process (the test runner) is alive: its journal is its own to fold.
+    const path = join(
+      dir,
+      "agents",
+      "main",
+      `agent.sqlite-appends+${encodeURIComponent(hostname())}+${process.ppid}+live.jsonl`,
+    );
+    writeFileSync(path, journalLine("s1", messageEntry("a", null)));
+    const store = await openSessionStore({ stateDir: dir });
+    try {
+      expect(store.openTranscript("main", "s1").count()).toBe(0);
+      expect(store.recoveredAppends).toEqual([]);
+      expect(existsSync(path)).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("reports an entry refused at the fold (another process stored that id first) once, on the next call", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    const transcript = store.openTranscript("main", "s1", { header: header("s1") });
+    transcript.append(messageEntry("a", null));
+    await store.flush();
+    transcript.append(messageEntry("x", "a", "mine"));
+    transcript.append(messageEntry("y", "a", "mine too"));
+    const other = new Database(agentDatabasePath(dir, "main"));
+    other
+      .prepare(
+        "INSERT INTO transcript_entries (session_id, id, parent_id, type, timestamp, body) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .run("s1", "x", "a", "message", "t", JSON.stringify(messageEntry("x", "a", "theirs")));
+    other.close();
+    expect(() => transcript.getBranch()).toThrow(TranscriptConflictError);
+    expect(() => transcript.getBranch()).not.toThrow();
+    expect(transcript.getEntry("x")).toEqual(messageEntry("x", "a", "theirs"));
+    expect(transcript.getEntry("y")).toEqual(messageEntry("y", "a", "mine too"));
+    await store.close();
+  });
+
+  it("cannot be written in a missing folder: write says so and the store would commit instead", () => {
+    const missing = join(stateDir(), "no", "such", "agent.sqlite");
+    let folds = 0;
+    const journal = new AppendJournal(missing, { host: hostname(), pid: process.pid, token: "t" }, () => {
+      folds++;
+    });
+    const entry = messageEntry("a", null);
+    expect(
+      journal.write(
+        { sessionId: "s1", cacheKey: "k", entry, body: JSON.stringify(entry) },
+        linePrefixFor("s1"),
+      ),
+    ).toBe(false);
+    expect(journal.pending).toEqual([]);
+    expect(folds).toBe(0);
+  });
+});
