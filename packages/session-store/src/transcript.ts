@@ -90,7 +90,8 @@ export class TranscriptStatements {
   readonly entryExists: Statement<[string, string], { one: number }>;
   readonly selectShape: Statement<[string], [number | null, string | null, string | null]>;
   readonly selectSpan: Statement<[string], [number | null, number | null, number, number | null]>;
-  readonly selectRange: Statement<[number, number, string], [number, string, string | null, string]>;
+  readonly selectRangeShape: Statement<[number, number, string], [number, string, string | null]>;
+  readonly selectRangeBodies: Statement<[number, number, string], [number, string]>;
   readonly selectRowsAfter: Statement<
     [number, string],
     [number | null, string | null, string | null, string | null]
@@ -161,9 +162,17 @@ export class TranscriptStatements {
       .raw();
     // A session's rows with their bodies in one rowid range scan, already in append order: the cold read of a
     // session whose rows are mostly contiguous, instead of the shape read plus a lookup per wanted body.
-    this.selectRange = db
-      .prepare<[number, number, string], [number, string, string | null, string]>(
-        "SELECT seq, id, parent_id, body FROM transcript_entries WHERE seq BETWEEN ? AND ? AND +session_id = ?",
+    // A session's shape in one rowid range scan, already in append order: the first read of a session whose
+    // rows are mostly contiguous, instead of the (session_id, id) index and a table lookup per row.
+    this.selectRangeShape = db
+      .prepare<[number, number, string], [number, string, string | null]>(
+        "SELECT seq, id, parent_id FROM transcript_entries WHERE seq BETWEEN ? AND ? AND +session_id = ?",
+      )
+      .raw();
+    // The bodies of a run of wanted rows that lie close together (a branch is mostly contiguous runs).
+    this.selectRangeBodies = db
+      .prepare<[number, number, string], [number, string]>(
+        "SELECT seq, body FROM transcript_entries WHERE seq BETWEEN ? AND ? AND +session_id = ?",
       )
       .raw();
     // What was appended since the watermark: a rowid range (`+` keeps SQLite off the id index), and the new
@@ -672,7 +681,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     if (session.loaded && session.verifiedBy === statements && version === session.verifiedVersion)
       return { session, bodies: NO_BODIES };
     const bodies: string[] = [];
-    if (!session.loaded) this.#loadShape(session, bodies);
+    if (!session.loaded) this.#loadShape(session);
     // New rows since the last read come with their bodies: they are few and usually on the active branch.
     const rows = this.#statements.selectRowsAfter.all(session.scannedSeq, this.sessionId);
     const watermark = takeWatermark(rows);
@@ -691,20 +700,20 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   /**
-   * The first read of a session in this process. When at least half the rows between its first and last seq
-   * are its own (a session written mostly on its own: the common case), one range scan reads every row with
-   * its body in append order, so the branch's bodies need no second query (the bodies off the branch are
-   * fetched but never parsed). Otherwise the shape alone, through the index, and the wanted bodies later.
+   * The first read of a session in this process: its shape only (bodies are read for the entries a caller
+   * asks for, see #entriesAt). When at least half the rows between its first and last seq are its own (a
+   * session written mostly on its own: the common case), one rowid range scan in append order; otherwise
+   * through the (session_id, id) index, sorted here.
    */
-  #loadShape(session: CachedSession, bodies: string[]): void {
+  #loadShape(session: CachedSession): void {
     const span = this.#statements.selectSpan.get(this.sessionId);
     const [first, last, count, tableMax] = span ?? [null, null, 0, null];
     if (first !== null && last !== null && count * 2 >= last - first + 1) {
       // Every row appended after that snapshot has a seq above its table maximum (SQLite never reuses a
       // rowid below the maximum, and entries are never deleted), so [first, last] holds exactly this
       // session's rows up to `tableMax`, and the refresh that follows picks up the rest.
-      for (const [seq, id, parentId, body] of this.#statements.selectRange.all(first, last, this.sessionId)) {
-        if (session.addShape(seq, id, parentId)) bodies[session.seqs.length - 1] = body;
+      for (const [seq, id, parentId] of this.#statements.selectRangeShape.all(first, last, this.sessionId)) {
+        session.addShape(seq, id, parentId);
       }
       session.scannedSeq = Math.max(session.scannedSeq, tableMax ?? 0);
     } else {
@@ -732,11 +741,10 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
       }
     }
     if (missing.length > 0) {
-      for (const [seq, body] of this.#statements.selectBodies.all(JSON.stringify(missing))) {
-        const position = positionOfSeq(session, seq);
-        if (position === undefined) continue;
-        session.setEntry(position, deepFreeze(JSON.parse(body) as TranscriptEntry), body.length);
-      }
+      this.#readBodies(
+        session,
+        missing.sort((a, b) => a - b),
+      );
       parsed = true;
     }
     if (parsed) transcriptCache.settle(session);
@@ -751,6 +759,36 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
       entries.push(entry);
     }
     return entries;
+  }
+
+  /**
+   * Reads, parses and caches the entries at these seqs (ascending): runs of seqs that lie close together
+   * (a branch is mostly a few long runs) in one rowid range scan each, the rest by one lookup per seq.
+   */
+  #readBodies(session: CachedSession, seqs: readonly number[]): void {
+    const store = (seq: number, body: string) => {
+      const position = positionOfSeq(session, seq);
+      if (position === undefined || session.entries[position] !== undefined) return;
+      session.setEntry(position, deepFreeze(JSON.parse(body) as TranscriptEntry), body.length);
+    };
+    const scattered: number[] = [];
+    let start = 0;
+    while (start < seqs.length) {
+      let end = start;
+      while (end + 1 < seqs.length && (seqs[end + 1] ?? 0) - (seqs[end] ?? 0) <= RUN_GAP) end++;
+      if (end - start + 1 >= RUN_MIN) {
+        const wanted = new Set(seqs.slice(start, end + 1));
+        const rows = this.#statements.selectRangeBodies.all(seqs[start] ?? 0, seqs[end] ?? 0, this.sessionId);
+        for (const [seq, body] of rows) if (wanted.has(seq)) store(seq, body);
+      } else {
+        for (let index = start; index <= end; index++) scattered.push(seqs[index] ?? 0);
+      }
+      start = end + 1;
+    }
+    if (scattered.length > 0) {
+      for (const [seq, body] of this.#statements.selectBodies.all(JSON.stringify(scattered)))
+        store(seq, body);
+    }
   }
 
   /**
@@ -787,6 +825,10 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 }
 
 const NO_BODIES: readonly (string | undefined)[] = [];
+/** Wanted seqs at most this far apart are read by one range scan (the rows between are read and dropped)… */
+const RUN_GAP = 4;
+/** …when the run holds at least this many (fewer are looked up one by one). */
+const RUN_MIN = 16;
 
 /**
  * The cached session that this process's just-committed appends can be added to, or undefined when they
