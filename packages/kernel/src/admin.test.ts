@@ -1,7 +1,9 @@
 // The admin facades, command-session rules and replay over a real store filled by real turns (pi's faux
 // provider through the real executor).
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { hostname } from "node:os";
+import { dirname, join } from "node:path";
+import { openSessionStore, type SqliteSessionStore } from "@agent-kernel/session-store";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createKernelHarness, type KernelHarness } from "../test/harness.ts";
@@ -80,6 +82,33 @@ describe("admin facades", () => {
     await expect(runDoctor(h.store, h.config, { legacyPaths: [join(h.root, "x.txt")] })).rejects.toThrow(
       /does not exist/,
     );
+  });
+
+  it("the doctor reports the append journal of a process that died before folding it", async () => {
+    h = await createKernelHarness();
+    await toolTurn(h, "go");
+    const store = h.store as SqliteSessionStore;
+    const [session] = await store.sessions.list("main");
+    const transcript = store.openTranscript("main", session?.sessionId ?? "");
+    const leaf = transcript.getLeafId();
+    // What a killed process leaves: its journal, named for an owner that is gone (no pid reaches 2^31 - 2 on Linux).
+    const entry = { type: "custom", id: "after-crash", parentId: leaf, timestamp: new Date(0).toISOString() };
+    const journal = join(
+      dirname(store.agentDatabasePath("main")),
+      `agent.sqlite-appends+${encodeURIComponent(hostname())}+2147483646+gone.jsonl`,
+    );
+    writeFileSync(journal, `{"s":${JSON.stringify(session?.sessionId)},"e":${JSON.stringify(entry)}}\n{"s":`);
+    const reopened = await openSessionStore({ stateDir: store.stateDir });
+    try {
+      const report = await runDoctor(reopened, h.config);
+      expect(report.recoveredAppends).toEqual([
+        { file: journal, stored: 1, alreadyStored: 0, problems: [{ line: 2, problem: expect.any(String) }] },
+      ]);
+      expect(report.problems).toEqual([]);
+      expect(reopened.openTranscript("main", session?.sessionId ?? "").getLeafId()).toBe("after-crash");
+    } finally {
+      await reopened.close();
+    }
   });
 });
 

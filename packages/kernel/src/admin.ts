@@ -9,6 +9,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { defaultAgentId, type KernelConfig, listAgentIds } from "@agent-kernel/config";
 import {
+  type AppendReplay,
   type ImportReport,
   importOpenClawSessions,
   importPiSessionFile,
@@ -395,6 +396,11 @@ export interface DoctorReport {
   readonly schema: SchemaInfo;
   /** Runs found `running` under a dead owner and marked `interrupted` when the store was opened. */
   readonly recoveredRuns: readonly string[];
+  /**
+   * SQLite: append journals of processes that died before folding them, replayed when the check opened their
+   * agent's database (what was stored, and each line that could not be).
+   */
+  readonly recoveredAppends: readonly AppendReplay[];
   readonly imported?: ImportReport;
   readonly checked: { readonly sessions: number; readonly transcripts: number; readonly runs: number };
   readonly problems: readonly IntegrityProblem[];
@@ -491,6 +497,7 @@ export async function runDoctor(
     stateDir: storeLocation(store),
     schema: await store.schema(),
     recoveredRuns: store.recoveredRuns.map((run) => run.runId),
+    recoveredAppends: "recoveredAppends" in store ? (store as SqliteSessionStore).recoveredAppends : [],
     ...(imported === undefined ? {} : { imported }),
     checked: { sessions, transcripts, runs },
     problems,

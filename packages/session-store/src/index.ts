@@ -79,6 +79,7 @@ export {
   type SqliteSessionStore,
 } from "./store.ts";
 export {
+  type AppendReplay,
   canonicalJson,
   type SqliteTranscript,
   type Transcript,

@@ -34,6 +34,13 @@ export function doctor(
       if (report.recoveredRuns.length > 0) {
         line(io.stdout, `  runs marked interrupted on open: ${report.recoveredRuns.join(", ")}`);
       }
+      for (const replay of report.recoveredAppends) {
+        line(
+          io.stdout,
+          `  append journal of a stopped process replayed: ${replay.file} (${replay.stored} entries stored, ${replay.alreadyStored} already stored)`,
+        );
+        for (const { line: at, problem } of replay.problems) line(io.stdout, `    line ${at}: ${problem}`);
+      }
       if (report.imported !== undefined) {
         const imported = report.imported;
         line(
