@@ -195,6 +195,7 @@ export class TranscriptStatements {
   /** Appends go through a journal file owned by `owner` from now on (see sqlite/append-journal.ts). */
   enableJournal(databasePath: string, owner: RunOwner): void {
     this.journal = new AppendJournal(databasePath, owner, () => this.#foldQuietly());
+    foldJournalsOnExit();
     let peers = journaledDatabases.get(this.cacheKey);
     if (peers === undefined) {
       peers = new Set();
@@ -383,6 +384,28 @@ export class TranscriptStatements {
 
 /** Per database (its cache key), the statements of every store in this process that journals appends to it. */
 const journaledDatabases = new Map<string, Set<TranscriptStatements>>();
+let exitHookInstalled = false;
+
+/**
+ * A process that exits without closing its stores (a CLI that returns from main) still folds and removes its
+ * journals: `exit` listeners run synchronously, as better-sqlite3 does. A journal whose fold fails there stays
+ * for the next open to replay.
+ */
+function foldJournalsOnExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const peers of journaledDatabases.values()) {
+      for (const statements of [...peers]) {
+        try {
+          statements.closeJournal();
+        } catch {
+          // Left on disk: the next open replays it.
+        }
+      }
+    }
+  });
+}
 
 interface FoldOutcome {
   /** Per entry of the batch: its seq, or 0 when it was not inserted. */

@@ -139,6 +139,18 @@ describe("the append journal", () => {
     });
   }
 
+  it("folds and removes its journal when the process exits without closing the store", async () => {
+    const dir = stateDir();
+    const child = spawnSync(
+      process.execPath,
+      ["--conditions=@agent-kernel/source", CHILD, dir, "300", "exit"],
+      { encoding: "utf8" },
+    );
+    expect(child.stdout, child.stderr).toBe("appended\n");
+    expect(storedIds(dir, "s1")).toHaveLength(300);
+    expect(listJournals(agentDatabasePath(dir, "main"))).toEqual([]);
+  });
+
   it("replays a gone owner's journal line by line, reporting the lines it cannot store", async () => {
     const dir = stateDir();
     const setup = await openSessionStore({ stateDir: dir, appends: "commit" });
