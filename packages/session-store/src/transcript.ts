@@ -480,6 +480,8 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   #lastAppendedId: string | undefined;
   /** `linePrefixFor(sessionId)`, made on the first journaled append. */
   #linePrefix: string | undefined;
+  /** The journal's burst of this handle's last journaled append (see #appendToJournal). */
+  #journaledInBurst = -1;
 
   /** `header`: the stored header when the opener has just read it (saves reading it again). */
   constructor(
@@ -534,9 +536,17 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   #appendToJournal(entry: TranscriptEntry, body: string): boolean {
     const statements = this.#statements;
     const journal = statements.journal;
-    // Inside a caller's transaction the entry must commit (or roll back) with it.
-    if (journal === undefined || statements.db.inTransaction) return false;
-    const known = this.#shape().session.positionById;
+    if (journal === undefined) return false;
+    // The cache is proven current (a data_version query) at this handle's first journaled append of a
+    // synchronous burst, not at every one: another process committing the same id within the burst is
+    // the race the fold settles anyway (an identical entry is kept, another one refused and reported).
+    let session = this.#journaledInBurst === journal.burst ? transcriptCache.find(this.#cacheKey) : undefined;
+    if (session === undefined || !session.loaded) {
+      // Inside a caller's transaction the entry must commit (or roll back) with it.
+      if (statements.db.inTransaction) return false;
+      session = this.#shape().session;
+    }
+    const known = session.positionById;
     const key = this.#cacheKey;
     const parentId = entry.parentId;
     if (known.has(entry.id) || statements.isPending(key, entry.id)) return false;
@@ -545,6 +555,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     this.#linePrefix ??= linePrefixFor(this.sessionId);
     if (!journal.write({ sessionId: this.sessionId, cacheKey: key, entry, body }, this.#linePrefix))
       return false;
+    this.#journaledInBurst = journal.burst;
     if (journal.full) {
       try {
         statements.fold();

@@ -238,6 +238,26 @@ describe("the append journal", () => {
     await store.close();
   });
 
+  it("proves the cache current again at the next burst: an id another process stored meanwhile throws at once", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    const transcript = store.openTranscript("main", "s1", { header: header("s1") });
+    transcript.append(messageEntry("a", null));
+    await Promise.resolve();
+    const other = new Database(agentDatabasePath(dir, "main"));
+    other
+      .prepare(
+        "INSERT INTO transcript_entries (session_id, id, parent_id, type, timestamp, body) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .run("s1", "x", "a", "message", "t", JSON.stringify(messageEntry("x", "a", "theirs")));
+    other.close();
+    expect(() => transcript.append(messageEntry("x", "a", "mine"))).toThrow(TranscriptConflictError);
+    // An identical repeat is a no-op that moves the leaf, as ever.
+    transcript.append(messageEntry("x", "a", "theirs"));
+    expect(transcript.getLeafId()).toBe("x");
+    await store.close();
+  });
+
   it("cannot be written in a missing folder: write says so and the store would commit instead", () => {
     const missing = join(stateDir(), "no", "such", "agent.sqlite");
     let folds = 0;

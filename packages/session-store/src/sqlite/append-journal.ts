@@ -49,6 +49,7 @@ export class AppendJournal {
   #pendingBytes = 0;
   readonly #pendingIds = new Map<string, Set<string>>();
   #foldScheduled = false;
+  #burst = 0;
 
   /** `scheduleFold` runs once per burst of appends (a microtask after the first one). */
   constructor(databasePath: string, owner: RunOwner, scheduleFold: () => void) {
@@ -58,6 +59,14 @@ export class AppendJournal {
 
   get pending(): readonly PendingAppend[] {
     return this.#pending;
+  }
+
+  /**
+   * Changes at the end of every synchronous burst of appends and at every fold: what an appender proved
+   * about SQLite at its first journaled append of a burst holds for the rest of it (a fold checks again).
+   */
+  get burst(): number {
+    return this.#burst;
   }
 
   /** True when the pending burst should be folded now rather than at its end. */
@@ -99,6 +108,7 @@ export class AppendJournal {
       this.#foldScheduled = true;
       queueMicrotask(() => {
         this.#foldScheduled = false;
+        this.#burst++;
         this.#scheduleFold();
       });
     }
@@ -107,6 +117,7 @@ export class AppendJournal {
 
   /** The pending entries are in SQLite now: forgets them and, once the file is large, empties it. */
   folded(): void {
+    this.#burst++;
     this.#pending = [];
     this.#pendingBytes = 0;
     this.#pendingIds.clear();
