@@ -216,8 +216,12 @@ function lazyKysely<DB>(make: () => Kysely<DB>): Kysely<DB> {
   });
 }
 
+/** How often an open store looks for append journals left by processes that died (see #scanForGoneJournals). */
+const JOURNAL_SCAN_MS = 5000;
+
 interface AgentDatabase {
   readonly raw: Database.Database;
+  readonly path: string;
   readonly statements: TranscriptStatements;
 }
 
@@ -234,6 +238,8 @@ class SqliteStore implements SqliteSessionStore {
   readonly recoveredAppends: AppendReplay[] = [];
   readonly #raw: Database.Database;
   readonly #journalAppends: boolean;
+  #journalScan: ReturnType<typeof setInterval> | undefined;
+  readonly #unreadableJournals = new Set<string>();
   readonly #db: Kysely<ControlPlaneDatabase>;
   #kysely: Kysely<ControlPlaneDatabase> | undefined;
   readonly #owner: RunOwner;
@@ -357,6 +363,7 @@ class SqliteStore implements SqliteSessionStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#journalScan);
     // A journal whose fold fails stays on disk: the owner is unregistered below, so the next open replays it.
     let foldFailure: unknown;
     for (const agent of this.#agents.values()) {
@@ -388,19 +395,49 @@ class SqliteStore implements SqliteSessionStore {
       raw.close();
       throw error;
     }
-    const statements = new TranscriptStatements(raw, path);
+    const agent = { raw, path, statements: new TranscriptStatements(raw, path) };
     try {
-      // The journals of processes that are gone (a live owner folds its own).
-      for (const journal of listJournals(path)) {
-        if (!isRunOwnerAlive(journal.owner)) this.recoveredAppends.push(statements.replayJournal(journal));
-      }
+      this.#replayGoneJournals(agent);
     } catch (error) {
       raw.close();
       throw new StoreOpenError(path, `cannot replay an append journal: ${explain(error)}`, { cause: error });
     }
-    if (this.#journalAppends) statements.enableJournal(path, this.#owner);
-    const agent = { raw, statements };
+    if (this.#journalAppends) agent.statements.enableJournal(path, this.#owner);
     this.#agents.set(key, agent);
+    this.#scanForGoneJournals();
     return agent;
+  }
+
+  /**
+   * Replays the append journals next to an agent database whose owner is gone (a live owner folds its own).
+   * A journal that cannot be read (another user's) is reported once and left alone.
+   */
+  #replayGoneJournals(agent: AgentDatabase): void {
+    for (const journal of listJournals(agent.path)) {
+      if (isRunOwnerAlive(journal.owner) || this.#unreadableJournals.has(journal.path)) continue;
+      const replay = agent.statements.replayJournal(journal);
+      if (replay === undefined) continue;
+      if (replay.problems[0]?.line === 0) this.#unreadableJournals.add(journal.path);
+      this.recoveredAppends.push(replay);
+    }
+  }
+
+  /**
+   * While the store is open, every `JOURNAL_SCAN_MS` the open agent databases are checked for journals of
+   * processes that died since (a crashed CLI next to a long-lived gateway), so their entries show up here
+   * within seconds instead of at the next open. Unref'd: it never keeps a process alive.
+   */
+  #scanForGoneJournals(): void {
+    if (this.#journalScan !== undefined || !this.#journalAppends) return;
+    this.#journalScan = setInterval(() => {
+      for (const agent of this.#agents.values()) {
+        try {
+          this.#replayGoneJournals(agent);
+        } catch {
+          // Busy or unreadable now: the next scan, or the next open, tries again.
+        }
+      }
+    }, JOURNAL_SCAN_MS);
+    this.#journalScan.unref();
   }
 }

@@ -11,6 +11,7 @@ import type { RunOwner } from "./runs.ts";
 import {
   AppendJournal,
   type JournalFile,
+  type JournalLine,
   linePrefixFor,
   type PendingAppend,
   readJournal,
@@ -99,6 +100,9 @@ export class TranscriptStatements {
   readonly selectBodies: Statement<[string], [number, string]>;
   /** Changes whenever another connection commits (this connection's own commits leave it alone). */
   readonly dataVersion: Statement<[], number>;
+  readonly selectLastEntry: Statement<[string], [number, string]>;
+  /** A row when the second id is the first one or one of its ancestors (walking parent ids up to the root). */
+  readonly selectIsAncestor: Statement<[string, string, string], [number]>;
   /** Undefined: every append is its own commit (`appends: "commit"`, or durability `full`). */
   journal: AppendJournal | undefined;
   #foldTransaction: ((batch: readonly PendingAppend[]) => FoldOutcome) | undefined;
@@ -190,6 +194,19 @@ export class TranscriptStatements {
       )
       .raw();
     this.dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
+    this.selectLastEntry = db
+      .prepare<[string], [number, string]>(
+        "SELECT seq, id FROM transcript_entries WHERE seq = " +
+          "(SELECT MAX(seq) FROM transcript_entries WHERE session_id = ?)",
+      )
+      .raw();
+    this.selectIsAncestor = db
+      .prepare<[string, string, string], [number]>(
+        "WITH RECURSIVE up(id) AS (SELECT ? UNION ALL SELECT e.parent_id FROM transcript_entries AS e " +
+          "JOIN up ON e.session_id = ? AND e.id = up.id WHERE e.parent_id IS NOT NULL) " +
+          "SELECT 1 FROM up WHERE id = ? LIMIT 1",
+      )
+      .raw();
   }
 
   /** Appends go through a journal file owned by `owner` from now on (see sqlite/append-journal.ts). */
@@ -213,6 +230,15 @@ export class TranscriptStatements {
   fold(): void {
     const peers = journaledDatabases.get(this.cacheKey);
     if (peers !== undefined) for (const peer of peers) peer.#foldPending();
+    this.#throwRefused();
+  }
+
+  /** Folds this store's pending appends now (a burst grew long); a failure waits for the next call. */
+  foldBurst(): void {
+    this.#foldQuietly();
+  }
+
+  #throwRefused(): void {
     const refused = this.#refused;
     if (refused !== undefined) {
       this.#refused = undefined;
@@ -220,10 +246,15 @@ export class TranscriptStatements {
     }
   }
 
-  /** True when `id` of a session is journaled by any store of this process and not folded yet. */
-  isPending(cacheKey: string, id: string): boolean {
+  /**
+   * True when another store of this process has appends to this session that are not folded yet: an append
+   * here must then fold them first and commit, or the two stores' folds could store the session's entries out
+   * of their order (a session's pending entries are only ever in one journal).
+   */
+  pendingInAnotherStore(cacheKey: string): boolean {
     const peers = journaledDatabases.get(this.cacheKey);
-    if (peers !== undefined) for (const peer of peers) if (peer.journal?.isPending(cacheKey, id)) return true;
+    if (peers !== undefined)
+      for (const peer of peers) if (peer !== this && peer.journal?.hasPendingFor(cacheKey)) return true;
     return false;
   }
 
@@ -243,26 +274,43 @@ export class TranscriptStatements {
   }
 
   /**
-   * Stores the entries of a journal whose owner is gone, in its order, in one transaction, with `append`'s
-   * rules (an entry already stored identically was folded before the owner stopped); then removes the file.
+   * Stores the entries of a journal whose owner is gone, in its order, in one write transaction, with
+   * `append`'s rules (an entry already stored identically was folded before the owner stopped); then removes
+   * the file. The file is read under the write lock, so concurrent replayers replay it once; undefined when
+   * another one already did. A session's leaf follows the replayed entries only when it was on their branch
+   * (nobody continued the session meanwhile); otherwise it stays where it was and they form a side branch.
    */
-  replayJournal(file: JournalFile): AppendReplay {
-    const lines = readJournal(file.path);
+  replayJournal(file: JournalFile): AppendReplay | undefined {
+    const touched: string[] = [];
     const replay = this.db
-      .transaction((): AppendReplay => {
+      .transaction((): AppendReplay | undefined => {
+        let lines: JournalLine[];
+        try {
+          lines = readJournal(file.path);
+        } catch (error) {
+          if ((error as { code?: unknown }).code === "ENOENT") return undefined;
+          const reason = error instanceof Error ? error.message : String(error);
+          return { file: file.path, stored: 0, alreadyStored: 0, problems: [{ line: 0, problem: reason }] };
+        }
         let stored = 0;
         let alreadyStored = 0;
         const problems: { line: number; problem: string }[] = [];
+        const leafBefore = new Map<string, string | null>();
+        const lastStored = new Map<string, string>();
         for (const line of lines) {
           if ("problem" in line) {
             problems.push({ line: line.line, problem: line.problem });
             continue;
           }
+          const { sessionId, entry } = line;
           try {
-            assertEntryShape(line.entry);
-            if (this.insertRow(line.sessionId, line.entry, line.body, false) !== 0) stored++;
-            else if (this.#storedIdentically(line.sessionId, line.entry)) alreadyStored++;
-            else problems.push({ line: line.line, problem: this.#whyRefused(line.sessionId, line.entry) });
+            assertEntryShape(entry);
+            if (!leafBefore.has(sessionId)) leafBefore.set(sessionId, this.#storedLeaf(sessionId));
+            if (this.insertRow(sessionId, entry, line.body, false) !== 0) {
+              stored++;
+              lastStored.set(sessionId, entry.id);
+            } else if (this.#storedIdentically(sessionId, entry)) alreadyStored++;
+            else problems.push({ line: line.line, problem: this.#whyRefused(sessionId, entry) });
           } catch (error) {
             problems.push({
               line: line.line,
@@ -270,15 +318,37 @@ export class TranscriptStatements {
             });
           }
         }
+        const now = new Date().toISOString();
+        for (const [sessionId, last] of lastStored) {
+          touched.push(sessionId);
+          const before = leafBefore.get(sessionId) ?? null;
+          if (before !== null && this.selectIsAncestor.get(last, sessionId, before) === undefined)
+            this.updateLeaf.run(before, now, sessionId);
+        }
         return { file: file.path, stored, alreadyStored, problems };
       })
       .immediate();
-    try {
-      unlinkSync(file.path);
-    } catch {
-      // Gone already (another process replayed it too) or a read-only folder: replaying again changes nothing.
+    // This connection's own commit leaves its data_version alone: sessions it had proven current are not.
+    for (const sessionId of touched) {
+      const session = transcriptCache.find(`${this.cacheKey}\u0000${sessionId}`);
+      if (session !== undefined) session.verifiedBy = undefined;
+    }
+    if (replay !== undefined && replay.problems[0]?.line !== 0) {
+      try {
+        unlinkSync(file.path);
+      } catch {
+        // Gone already, or a read-only folder: replaying it again changes nothing.
+      }
     }
     return replay;
+  }
+
+  /** A session's leaf as stored: its last entry, unless `setLeaf` moved it after that entry was appended. */
+  #storedLeaf(sessionId: string): string | null {
+    const last = this.selectLastEntry.get(sessionId);
+    const moved = this.selectLeaf.get(sessionId);
+    if (last !== undefined && (moved?.leaf_seq == null || last[0] > moved.leaf_seq)) return last[1];
+    return moved?.leaf_id ?? null;
   }
 
   /** One insert (autocommit outside a transaction); the row's seq when it was written, else 0. */
@@ -342,9 +412,11 @@ export class TranscriptStatements {
       if (session !== undefined) recordOwnAppend(session, seq, append.entry, append.body);
     });
     if (refusals.length > 0) {
-      const earlier = this.#refused === undefined ? [] : [this.#refused.message];
+      const listed = refusals.slice(0, 5).join("; ");
+      const more = refusals.length > 5 ? ` (and ${refusals.length - 5} more)` : "";
+      const message = `journaled appends refused when folded into SQLite: ${listed}${more}`;
       this.#refused = new TranscriptConflictError(
-        [...earlier, `journaled appends refused when folded into SQLite: ${refusals.join("; ")}`].join("; "),
+        this.#refused === undefined ? message : `${this.#refused.message}; ${message}`,
       );
     }
   }
@@ -355,8 +427,17 @@ export class TranscriptStatements {
     const refusals: string[] = [];
     // Entries of this batch already in SQLite, per session: later entries may name them as parents.
     const stored = new Map<string, Set<string>>();
+    // Refused entries (per session key and id): their journaled descendants are refused with them, as a
+    // caller whose append threw would not have appended them.
+    const refused = new Set<string>();
     for (const { sessionId, cacheKey, entry, body } of batch) {
       const parentId = entry.parentId;
+      if (parentId !== null && refused.has(`${cacheKey}\u0000${parentId}`)) {
+        seqs.push(0);
+        refused.add(`${cacheKey}\u0000${entry.id}`);
+        refusals.push(`entry ${entry.id} of session ${sessionId}: its parent ${parentId} was refused`);
+        continue;
+      }
       let storedHere = stored.get(cacheKey);
       const parentKnown =
         parentId === null ||
@@ -366,6 +447,7 @@ export class TranscriptStatements {
       seqs.push(seq);
       if (seq === 0) {
         if (!this.#storedIdentically(sessionId, entry)) {
+          refused.add(`${cacheKey}\u0000${entry.id}`);
           refusals.push(this.#whyRefused(sessionId, entry));
           continue;
         }
@@ -536,7 +618,8 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   #appendToJournal(entry: TranscriptEntry, body: string): boolean {
     const statements = this.#statements;
     const journal = statements.journal;
-    if (journal === undefined) return false;
+    const key = this.#cacheKey;
+    if (journal === undefined || statements.pendingInAnotherStore(key)) return false;
     // The cache is proven current (a data_version query) at this handle's first journaled append of a
     // synchronous burst, not at every one: another process committing the same id within the burst is
     // the race the fold settles anyway (an identical entry is kept, another one refused and reported).
@@ -547,22 +630,15 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
       session = this.#shape().session;
     }
     const known = session.positionById;
-    const key = this.#cacheKey;
     const parentId = entry.parentId;
-    if (known.has(entry.id) || statements.isPending(key, entry.id)) return false;
-    // A parent journaled by another store of this process is not good enough: its fold may come after ours.
+    if (known.has(entry.id) || journal.isPending(key, entry.id)) return false;
     if (parentId !== null && !known.has(parentId) && !journal.isPending(key, parentId)) return false;
     this.#linePrefix ??= linePrefixFor(this.sessionId);
     if (!journal.write({ sessionId: this.sessionId, cacheKey: key, entry, body }, this.#linePrefix))
       return false;
     this.#journaledInBurst = journal.burst;
-    if (journal.full) {
-      try {
-        statements.fold();
-      } catch {
-        // The entry is durable in the journal; the next call reports why the fold failed.
-      }
-    }
+    // The entry is durable in the journal; a fold failure or a refusal is reported by the next call.
+    if (journal.full) statements.foldBurst();
     return true;
   }
 

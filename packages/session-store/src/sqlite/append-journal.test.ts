@@ -6,11 +6,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { TranscriptConflictError } from "../errors.ts";
 import { agentDatabasePath } from "../state-dir.ts";
 import { openSessionStore } from "../store.ts";
 import { header, messageEntry } from "../testing/conformance.ts";
+import { TranscriptStatements } from "../transcript.ts";
 import { AppendJournal, FOLD_AT_ENTRIES, linePrefixFor, listJournals } from "./append-journal.ts";
 
 const CHILD = join(import.meta.dirname, "..", "..", "test", "child", "append-then-hang.ts");
@@ -179,7 +180,9 @@ describe("the append journal", () => {
     const store = await openSessionStore({ stateDir: dir });
     try {
       const transcript = store.openTranscript("main", "s1");
-      expect(transcript.getBranch().map((entry) => entry.id)).toEqual(["root", "a", "b"]);
+      // The leaf was not on the replayed entries' branch (taken came after root): it stays.
+      expect(transcript.getBranch().map((entry) => entry.id)).toEqual(["root", "taken"]);
+      expect(transcript.getBranch("b").map((entry) => entry.id)).toEqual(["root", "a", "b"]);
       expect(transcript.getEntry("taken")).toEqual(messageEntry("taken", "root", "what was stored"));
       const [replay] = store.recoveredAppends;
       expect(replay).toMatchObject({ file: path, stored: 2, alreadyStored: 1 });
@@ -256,6 +259,124 @@ describe("the append journal", () => {
     transcript.append(messageEntry("x", "a", "theirs"));
     expect(transcript.getLeafId()).toBe("x");
     await store.close();
+  });
+
+  it("a refusal in a long burst is reported, and the refused entry's journaled descendants are refused with it", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    const transcript = store.openTranscript("main", "s1", { header: header("s1") });
+    transcript.append(messageEntry("a", null));
+    await store.flush();
+    transcript.append(messageEntry("x", "a", "mine"));
+    const other = new Database(agentDatabasePath(dir, "main"));
+    other
+      .prepare(
+        "INSERT INTO transcript_entries (session_id, id, parent_id, type, timestamp, body) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .run("s1", "x", "a", "message", "t", JSON.stringify(messageEntry("x", "a", "theirs")));
+    other.close();
+    // Longer than one fold: the fold at FOLD_AT_ENTRIES runs inside an append and must not lose the refusal,
+    // which the first append that cannot be journaled after it (its parent was refused) reports.
+    let thrown: unknown;
+    for (let index = 1; index < FOLD_AT_ENTRIES + 100 && thrown === undefined; index++) {
+      try {
+        transcript.append(messageEntry(`c${index}`, index === 1 ? "x" : `c${index - 1}`));
+      } catch (error) {
+        thrown = error;
+      }
+    }
+    expect(thrown).toBeInstanceOf(TranscriptConflictError);
+    expect(String(thrown)).toMatch(
+      /x already exists .* different content; entry c1 .* parent x was refused.*more/,
+    );
+    expect(transcript.getChildren("x")).toEqual([]);
+    expect(transcript.count()).toBe(2);
+    await store.close();
+  });
+
+  it("keeps a session's order when two stores of one process append to it in turn", async () => {
+    const dir = stateDir();
+    const first = await openSessionStore({ stateDir: dir });
+    const second = await openSessionStore({ stateDir: dir });
+    try {
+      const one = first.openTranscript("main", "s1", { header: header("s1") });
+      const two = second.openTranscript("main", "s1");
+      two.append(messageEntry("a", null));
+      one.append(messageEntry("b", "a"));
+      two.append(messageEntry("c", "b"));
+      expect(one.getEntries().map((entry) => entry.id)).toEqual(["a", "b", "c"]);
+      expect(two.getLeafId()).toBe("c");
+      expect(storedIds(dir, "s1")).toEqual(["a", "b", "c"]);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it("a replay leaves the leaf alone when the session went on without the dead process's entries", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    const transcript = store.openTranscript("main", "s1", { header: header("s1") });
+    transcript.append(messageEntry("r", null));
+    transcript.append(messageEntry("b1", "r"));
+    await store.close();
+    const path = join(
+      dir,
+      "agents",
+      "main",
+      `agent.sqlite-appends+${encodeURIComponent(hostname())}+${deadPid()}+gone.jsonl`,
+    );
+    writeFileSync(
+      path,
+      journalLine("s1", messageEntry("e1", "r")) + journalLine("s1", messageEntry("e2", "e1")),
+    );
+    const reopened = await openSessionStore({ stateDir: dir });
+    try {
+      const replayed = reopened.openTranscript("main", "s1");
+      expect(reopened.recoveredAppends).toMatchObject([{ stored: 2 }]);
+      expect(replayed.getLeafId()).toBe("b1");
+      expect(replayed.getBranch("e2").map((entry) => entry.id)).toEqual(["r", "e1", "e2"]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it("an open store replays a journal left by a process that died while it was open, within seconds", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    try {
+      const transcript = store.openTranscript("main", "s1", { header: header("s1") });
+      transcript.append(messageEntry("r", null));
+      expect(transcript.getLeafId()).toBe("r");
+      const path = join(
+        dir,
+        "agents",
+        "main",
+        `agent.sqlite-appends+${encodeURIComponent(hostname())}+${deadPid()}+gone.jsonl`,
+      );
+      writeFileSync(path, journalLine("s1", messageEntry("e1", "r")));
+      await vi.waitFor(() => expect(transcript.getLeafId()).toBe("e1"), { timeout: 8000, interval: 200 });
+      expect(store.recoveredAppends).toMatchObject([{ file: path, stored: 1 }]);
+      expect(existsSync(path)).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("a journal another process replayed first is skipped", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    store.openTranscript("main", "s1", { header: header("s1") });
+    await store.close();
+    const path = agentDatabasePath(dir, "main");
+    const db = new Database(path);
+    try {
+      const statements = new TranscriptStatements(db, path);
+      const owner = { host: hostname(), pid: deadPid(), token: "gone" };
+      expect(statements.replayJournal({ path: join(dir, "no-such-journal.jsonl"), owner })).toBeUndefined();
+    } finally {
+      db.close();
+    }
   });
 
   it("cannot be written in a missing folder: write says so and the store would commit instead", () => {

@@ -78,6 +78,10 @@ export class AppendJournal {
     return this.#pendingIds.get(cacheKey)?.has(id) === true;
   }
 
+  hasPendingFor(cacheKey: string): boolean {
+    return this.#pendingIds.has(cacheKey);
+  }
+
   /**
    * Writes the entry's line; false when the journal cannot be written (its file cannot be opened or a write
    * came up short), after which this journal is never used again and the caller commits directly.
