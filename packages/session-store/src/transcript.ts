@@ -164,8 +164,6 @@ export class TranscriptStatements {
           "FROM transcript_entries WHERE session_id = ?",
       )
       .raw();
-    // A session's rows with their bodies in one rowid range scan, already in append order: the cold read of a
-    // session whose rows are mostly contiguous, instead of the shape read plus a lookup per wanted body.
     // A session's shape in one rowid range scan, already in append order: the first read of a session whose
     // rows are mostly contiguous, instead of the (session_id, id) index and a table lookup per row.
     this.selectRangeShape = db
