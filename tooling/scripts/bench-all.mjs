@@ -28,7 +28,7 @@ export const KNOWN_TARGETS = [
   {
     package: "@agent-kernel/session-store",
     suite: /^append .* one by one/,
-    case: /^store append ×\d+ \(durability normal, WAL\)$/,
+    case: /^store append ×\d+ \(durability normal: a journal line per entry/,
     minSpeedup: 0.5,
     label: "append ≤ 2× pi's append, durable (issue 3)",
   },
