@@ -256,12 +256,16 @@ export class TranscriptStatements {
     return false;
   }
 
-  /** Folds what is pending, closes the journal (removing its file when nothing is left in it). */
+  /**
+   * Folds this store's pending appends (only its own: another store's failing fold must not keep them) and
+   * closes the journal, removing its file when nothing is left in it; then throws a refusal not reported yet.
+   */
   closeJournal(): void {
     const journal = this.journal;
     if (journal === undefined) return;
     try {
-      this.fold();
+      this.#foldPending();
+      this.#throwRefused();
     } finally {
       journal.close();
       this.journal = undefined;
