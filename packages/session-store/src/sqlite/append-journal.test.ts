@@ -4,14 +4,14 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TranscriptConflictError } from "../errors.ts";
 import { agentDatabasePath } from "../state-dir.ts";
 import { openSessionStore } from "../store.ts";
 import { header, messageEntry } from "../testing/conformance.ts";
-import { TranscriptStatements } from "../transcript.ts";
+import { type TranscriptEntry, TranscriptStatements } from "../transcript.ts";
 import { AppendJournal, FOLD_AT_ENTRIES, linePrefixFor, listJournals } from "./append-journal.ts";
 
 const CHILD = join(import.meta.dirname, "..", "..", "test", "child", "append-then-hang.ts");
@@ -48,6 +48,24 @@ function deadPid(): number {
 
 function journalLine(sessionId: string, entry: object): string {
   return `${linePrefixFor(sessionId)}${JSON.stringify(entry)}}\n`;
+}
+
+/** Where a journal of `main`'s database owned by this host, `pid` and `token` lives. */
+function journalOf(dir: string, pid: number, token: string): string {
+  const name = `agent.sqlite-appends+${encodeURIComponent(hostname())}+${pid}+${token}.jsonl`;
+  return join(dirname(agentDatabasePath(dir, "main")), name);
+}
+
+/** Commits an entry through a connection of its own, as another process would (no store, no journal). */
+function storeAsAnotherProcess(dir: string, sessionId: string, entry: TranscriptEntry): void {
+  const db = new Database(agentDatabasePath(dir, "main"));
+  try {
+    db.prepare(
+      "INSERT INTO transcript_entries (session_id, id, parent_id, type, timestamp, body) VALUES (?, ?, ?, ?, ?, ?)",
+    ).run(sessionId, entry.id, entry.parentId, entry.type, entry.timestamp, JSON.stringify(entry));
+  } finally {
+    db.close();
+  }
 }
 
 describe("the append journal", () => {
@@ -159,12 +177,7 @@ describe("the append journal", () => {
     stored.append(messageEntry("root", null));
     stored.append(messageEntry("taken", "root", "what was stored"));
     await setup.close();
-    const path = join(
-      dir,
-      "agents",
-      "main",
-      `agent.sqlite-appends+${encodeURIComponent(hostname())}+${deadPid()}+gone.jsonl`,
-    );
+    const path = journalOf(dir, deadPid(), "gone");
     writeFileSync(
       path,
       [
@@ -202,12 +215,7 @@ describe("the append journal", () => {
     setup.openTranscript("main", "s1", { header: header("s1") });
     await setup.close();
     // The parent process (the test runner) is alive: its journal is its own to fold.
-    const path = join(
-      dir,
-      "agents",
-      "main",
-      `agent.sqlite-appends+${encodeURIComponent(hostname())}+${process.ppid}+live.jsonl`,
-    );
+    const path = journalOf(dir, process.ppid, "live");
     writeFileSync(path, journalLine("s1", messageEntry("a", null)));
     const store = await openSessionStore({ stateDir: dir });
     try {
@@ -227,13 +235,7 @@ describe("the append journal", () => {
     await store.flush();
     transcript.append(messageEntry("x", "a", "mine"));
     transcript.append(messageEntry("y", "a", "mine too"));
-    const other = new Database(agentDatabasePath(dir, "main"));
-    other
-      .prepare(
-        "INSERT INTO transcript_entries (session_id, id, parent_id, type, timestamp, body) VALUES (?, ?, ?, ?, ?, ?)",
-      )
-      .run("s1", "x", "a", "message", "t", JSON.stringify(messageEntry("x", "a", "theirs")));
-    other.close();
+    storeAsAnotherProcess(dir, "s1", messageEntry("x", "a", "theirs"));
     expect(() => transcript.getBranch()).toThrow(TranscriptConflictError);
     expect(() => transcript.getBranch()).not.toThrow();
     expect(transcript.getEntry("x")).toEqual(messageEntry("x", "a", "theirs"));
@@ -247,13 +249,7 @@ describe("the append journal", () => {
     const transcript = store.openTranscript("main", "s1", { header: header("s1") });
     transcript.append(messageEntry("a", null));
     await Promise.resolve();
-    const other = new Database(agentDatabasePath(dir, "main"));
-    other
-      .prepare(
-        "INSERT INTO transcript_entries (session_id, id, parent_id, type, timestamp, body) VALUES (?, ?, ?, ?, ?, ?)",
-      )
-      .run("s1", "x", "a", "message", "t", JSON.stringify(messageEntry("x", "a", "theirs")));
-    other.close();
+    storeAsAnotherProcess(dir, "s1", messageEntry("x", "a", "theirs"));
     expect(() => transcript.append(messageEntry("x", "a", "mine"))).toThrow(TranscriptConflictError);
     // An identical repeat is a no-op that moves the leaf, as ever.
     transcript.append(messageEntry("x", "a", "theirs"));
@@ -268,13 +264,7 @@ describe("the append journal", () => {
     transcript.append(messageEntry("a", null));
     await store.flush();
     transcript.append(messageEntry("x", "a", "mine"));
-    const other = new Database(agentDatabasePath(dir, "main"));
-    other
-      .prepare(
-        "INSERT INTO transcript_entries (session_id, id, parent_id, type, timestamp, body) VALUES (?, ?, ?, ?, ?, ?)",
-      )
-      .run("s1", "x", "a", "message", "t", JSON.stringify(messageEntry("x", "a", "theirs")));
-    other.close();
+    storeAsAnotherProcess(dir, "s1", messageEntry("x", "a", "theirs"));
     // Longer than one fold: the fold at FOLD_AT_ENTRIES runs inside an append and must not lose the refusal,
     // which the first append that cannot be journaled after it (its parent was refused) reports.
     let thrown: unknown;
@@ -320,12 +310,7 @@ describe("the append journal", () => {
     transcript.append(messageEntry("r", null));
     transcript.append(messageEntry("b1", "r"));
     await store.close();
-    const path = join(
-      dir,
-      "agents",
-      "main",
-      `agent.sqlite-appends+${encodeURIComponent(hostname())}+${deadPid()}+gone.jsonl`,
-    );
+    const path = journalOf(dir, deadPid(), "gone");
     writeFileSync(
       path,
       journalLine("s1", messageEntry("e1", "r")) + journalLine("s1", messageEntry("e2", "e1")),
@@ -348,12 +333,7 @@ describe("the append journal", () => {
       const transcript = store.openTranscript("main", "s1", { header: header("s1") });
       transcript.append(messageEntry("r", null));
       expect(transcript.getLeafId()).toBe("r");
-      const path = join(
-        dir,
-        "agents",
-        "main",
-        `agent.sqlite-appends+${encodeURIComponent(hostname())}+${deadPid()}+gone.jsonl`,
-      );
+      const path = journalOf(dir, deadPid(), "gone");
       writeFileSync(path, journalLine("s1", messageEntry("e1", "r")));
       await vi.waitFor(() => expect(transcript.getLeafId()).toBe("e1"), { timeout: 8000, interval: 200 });
       expect(store.recoveredAppends).toMatchObject([{ file: path, stored: 1 }]);
