@@ -348,7 +348,16 @@ class SqliteStore implements SqliteSessionStore {
 
   /** Folds the journaled appends into SQLite (they are durable already). */
   async flush(): Promise<void> {
-    for (const agent of this.#agents.values()) agent.statements.fold();
+    // Every database folds even when an earlier one fails or reports a refusal; the first error is thrown.
+    let failure: unknown;
+    for (const agent of this.#agents.values()) {
+      try {
+        agent.statements.fold();
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw failure;
   }
 
   async schema(): Promise<SchemaInfo> {

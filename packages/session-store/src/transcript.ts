@@ -101,13 +101,16 @@ export class TranscriptStatements {
   /** Changes whenever another connection commits (this connection's own commits leave it alone). */
   readonly dataVersion: Statement<[], number>;
   readonly selectLastEntry: Statement<[string], [number, string]>;
-  /** A row when the second id is the first one or one of its ancestors (walking parent ids up to the root). */
-  readonly selectIsAncestor: Statement<[string, string, string], [number]>;
+  readonly selectRowAbove: Statement<[number, string], [number]>;
+  readonly selectTableMax: Statement<[], number | null>;
   /** Undefined: every append is its own commit (`appends: "commit"`, or durability `full`). */
   journal: AppendJournal | undefined;
   #foldTransaction: ((batch: readonly PendingAppend[]) => FoldOutcome) | undefined;
-  /** Entries a fold refused (a conflict with what another process stored meanwhile), thrown once by the next call. */
-  #refused: TranscriptConflictError | undefined;
+  /**
+   * Per session (its cache key), what folds refused (a conflict with what another process stored meanwhile)
+   * and not reported yet: thrown once by the next call on that session, and by `store.flush()`.
+   */
+  readonly #refusals = new Map<string, { listed: string[]; more: number }>();
 
   constructor(db: Database, path: string) {
     this.db = db;
@@ -198,18 +201,22 @@ export class TranscriptStatements {
           "(SELECT MAX(seq) FROM transcript_entries WHERE session_id = ?)",
       )
       .raw();
-    this.selectIsAncestor = db
-      .prepare<[string, string, string], [number]>(
-        "WITH RECURSIVE up(id) AS (SELECT ? UNION ALL SELECT e.parent_id FROM transcript_entries AS e " +
-          "JOIN up ON e.session_id = ? AND e.id = up.id WHERE e.parent_id IS NOT NULL) " +
-          "SELECT 1 FROM up WHERE id = ? LIMIT 1",
+    this.selectRowAbove = db
+      .prepare<[number, string], [number]>(
+        "SELECT 1 FROM transcript_entries WHERE seq > ? AND +session_id = ? LIMIT 1",
       )
       .raw();
+    this.selectTableMax = db.prepare<[], number | null>("SELECT MAX(seq) FROM transcript_entries").pluck();
   }
 
   /** Appends go through a journal file owned by `owner` from now on (see sqlite/append-journal.ts). */
   enableJournal(databasePath: string, owner: RunOwner): void {
-    this.journal = new AppendJournal(databasePath, owner, () => this.#foldQuietly());
+    this.journal = new AppendJournal(
+      databasePath,
+      owner,
+      () => this.#foldQuietly(),
+      () => this.selectTableMax.get() ?? 0,
+    );
     foldJournalsOnExit();
     let peers = journaledDatabases.get(this.cacheKey);
     if (peers === undefined) {
@@ -225,10 +232,25 @@ export class TranscriptStatements {
    * A fold that fails (the write lock not granted within the busy timeout, a full disk) throws and keeps the
    * entries pending (they are in the journal either way); the next call tries again.
    */
-  fold(): void {
+  fold(cacheKey?: string): void {
     const peers = journaledDatabases.get(this.cacheKey);
     if (peers !== undefined) for (const peer of peers) peer.#foldPending();
-    this.#throwRefused();
+    this.#throwRefused(cacheKey);
+  }
+
+  /**
+   * After a commit of this store outside the journal (a direct append, `appendMany`, `appendAtLeaf`,
+   * `setLeaf`): the journal's marker moves past it, so a replay does not take this store's own write for
+   * another writer's. Only when nothing is pending (the file is emptied down to the marker).
+   */
+  noteOwnCommit(): void {
+    const journal = this.journal;
+    if (journal !== undefined && journal.pending.length === 0) journal.folded(this.selectTableMax.get() ?? 0);
+  }
+
+  /** True when a fold refused an entry of this session and no call has reported it yet. */
+  hasRefusal(cacheKey: string): boolean {
+    return this.#refusals.has(cacheKey);
   }
 
   /** Folds this store's pending appends now (a burst grew long); a failure waits for the next call. */
@@ -236,11 +258,21 @@ export class TranscriptStatements {
     this.#foldQuietly();
   }
 
-  #throwRefused(): void {
-    const refused = this.#refused;
-    if (refused !== undefined) {
-      this.#refused = undefined;
-      throw refused;
+  /** Throws (once) the refusals of one session, or of every session when `cacheKey` is undefined. */
+  #throwRefused(cacheKey?: string): void {
+    const keys = cacheKey === undefined ? [...this.#refusals.keys()] : [cacheKey];
+    const messages: string[] = [];
+    for (const key of keys) {
+      const refusal = this.#refusals.get(key);
+      if (refusal === undefined) continue;
+      this.#refusals.delete(key);
+      const more = refusal.more > 0 ? ` (and ${refusal.more} more)` : "";
+      messages.push(`${refusal.listed.join("; ")}${more}`);
+    }
+    if (messages.length > 0) {
+      throw new TranscriptConflictError(
+        `journaled appends refused when folded into SQLite: ${messages.join("; ")}`,
+      );
     }
   }
 
@@ -279,8 +311,9 @@ export class TranscriptStatements {
    * Stores the entries of a journal whose owner is gone, in its order, in one write transaction, with
    * `append`'s rules (an entry already stored identically was folded before the owner stopped); then removes
    * the file. The file is read under the write lock, so concurrent replayers replay it once; undefined when
-   * another one already did. A session's leaf follows the replayed entries only when it was on their branch
-   * (nobody continued the session meanwhile); otherwise it stays where it was and they form a side branch.
+   * another one already did. A session's leaf follows the replayed entries, as it followed the owner's
+   * appends, unless another writer went on with the session after the owner last folded (a row, or a leaf
+   * move, above the journal's marker): then it stays where that writer left it and they form a side branch.
    */
   replayJournal(file: JournalFile): AppendReplay | undefined {
     const touched: string[] = [];
@@ -297,20 +330,29 @@ export class TranscriptStatements {
         let stored = 0;
         let alreadyStored = 0;
         const problems: { line: number; problem: string }[] = [];
-        const leafBefore = new Map<string, string | null>();
-        const lastStored = new Map<string, string>();
+        // Per session: its leaf before the replay when another writer went on with it (else undefined).
+        const keepLeaf = new Map<string, string | null | undefined>();
+        const storedIn = new Set<string>();
+        let storedUpTo: number | undefined;
         for (const line of lines) {
           if ("problem" in line) {
             problems.push({ line: line.line, problem: line.problem });
             continue;
           }
+          if ("storedUpTo" in line) {
+            storedUpTo = line.storedUpTo;
+            continue;
+          }
           const { sessionId, entry } = line;
           try {
             assertEntryShape(entry);
-            if (!leafBefore.has(sessionId)) leafBefore.set(sessionId, this.#storedLeaf(sessionId));
+            if (!keepLeaf.has(sessionId)) {
+              const wentOn = storedUpTo !== undefined && this.#changedAfter(sessionId, storedUpTo);
+              keepLeaf.set(sessionId, wentOn ? this.#storedLeaf(sessionId) : undefined);
+            }
             if (this.insertRow(sessionId, entry, line.body, false) !== 0) {
               stored++;
-              lastStored.set(sessionId, entry.id);
+              storedIn.add(sessionId);
             } else if (this.#storedIdentically(sessionId, entry)) alreadyStored++;
             else problems.push({ line: line.line, problem: this.#whyRefused(sessionId, entry) });
           } catch (error) {
@@ -321,11 +363,10 @@ export class TranscriptStatements {
           }
         }
         const now = new Date().toISOString();
-        for (const [sessionId, last] of lastStored) {
+        for (const sessionId of storedIn) {
           touched.push(sessionId);
-          const before = leafBefore.get(sessionId) ?? null;
-          if (before !== null && this.selectIsAncestor.get(last, sessionId, before) === undefined)
-            this.updateLeaf.run(before, now, sessionId);
+          const leaf = keepLeaf.get(sessionId);
+          if (leaf !== undefined) this.updateLeaf.run(leaf, now, sessionId);
         }
         return { file: file.path, stored, alreadyStored, problems };
       })
@@ -343,6 +384,13 @@ export class TranscriptStatements {
       }
     }
     return replay;
+  }
+
+  /** True when the session has a row, or a leaf move, above `seq`. */
+  #changedAfter(sessionId: string, seq: number): boolean {
+    if (this.selectRowAbove.get(seq, sessionId) !== undefined) return true;
+    const movedAt = this.selectLeaf.get(sessionId)?.leaf_seq;
+    return movedAt !== null && movedAt !== undefined && movedAt > seq;
   }
 
   /** A session's leaf as stored: its last entry, unless `setLeaf` moved it after that entry was appended. */
@@ -401,8 +449,8 @@ export class TranscriptStatements {
     this.#foldTransaction ??= this.db.transaction((batch: readonly PendingAppend[]) =>
       this.#insertBatch(batch),
     ).immediate;
-    const { seqs, refusals } = this.#foldTransaction(batch);
-    journal.folded();
+    const { seqs, refusals, storedUpTo } = this.#foldTransaction(batch);
+    journal.folded(storedUpTo);
     // Committed: what this process just stored is known without reading it back.
     const targets = new Map<string, CachedSession | undefined>();
     batch.forEach((append, index) => {
@@ -413,20 +461,21 @@ export class TranscriptStatements {
       const session = targets.get(append.cacheKey);
       if (session !== undefined) recordOwnAppend(session, seq, append.entry, append.body);
     });
-    if (refusals.length > 0) {
-      const listed = refusals.slice(0, 5).join("; ");
-      const more = refusals.length > 5 ? ` (and ${refusals.length - 5} more)` : "";
-      const message = `journaled appends refused when folded into SQLite: ${listed}${more}`;
-      this.#refused = new TranscriptConflictError(
-        this.#refused === undefined ? message : `${this.#refused.message}; ${message}`,
-      );
+    for (const { cacheKey, reason } of refusals) {
+      let refusal = this.#refusals.get(cacheKey);
+      if (refusal === undefined) {
+        refusal = { listed: [], more: 0 };
+        this.#refusals.set(cacheKey, refusal);
+      }
+      if (refusal.listed.length < 5) refusal.listed.push(reason);
+      else refusal.more++;
     }
   }
 
   /** Inside the fold's write transaction: the batch in order; an entry stored identically meanwhile is kept. */
   #insertBatch(batch: readonly PendingAppend[]): FoldOutcome {
     const seqs: number[] = [];
-    const refusals: string[] = [];
+    const refusals: { cacheKey: string; reason: string }[] = [];
     // Entries of this batch already in SQLite, per session: later entries may name them as parents.
     const stored = new Map<string, Set<string>>();
     // Refused entries (per session key and id): their journaled descendants are refused with them, as a
@@ -437,7 +486,10 @@ export class TranscriptStatements {
       if (parentId !== null && refused.has(`${cacheKey}\u0000${parentId}`)) {
         seqs.push(0);
         refused.add(`${cacheKey}\u0000${entry.id}`);
-        refusals.push(`entry ${entry.id} of session ${sessionId}: its parent ${parentId} was refused`);
+        refusals.push({
+          cacheKey,
+          reason: `entry ${entry.id} of session ${sessionId}: its parent ${parentId} was refused`,
+        });
         continue;
       }
       let storedHere = stored.get(cacheKey);
@@ -450,7 +502,7 @@ export class TranscriptStatements {
       if (seq === 0) {
         if (!this.#storedIdentically(sessionId, entry)) {
           refused.add(`${cacheKey}\u0000${entry.id}`);
-          refusals.push(this.#whyRefused(sessionId, entry));
+          refusals.push({ cacheKey, reason: this.#whyRefused(sessionId, entry) });
           continue;
         }
         // Another process stored the same entry first: like an identical repeat, the append moves the leaf.
@@ -462,7 +514,7 @@ export class TranscriptStatements {
       }
       storedHere.add(entry.id);
     }
-    return { seqs, refusals };
+    return { seqs, refusals, storedUpTo: this.selectTableMax.get() ?? 0 };
   }
 }
 
@@ -494,7 +546,9 @@ function foldJournalsOnExit(): void {
 interface FoldOutcome {
   /** Per entry of the batch: its seq, or 0 when it was not inserted. */
   readonly seqs: number[];
-  readonly refusals: string[];
+  readonly refusals: { readonly cacheKey: string; readonly reason: string }[];
+  /** The table's highest seq when the fold committed. */
+  readonly storedUpTo: number;
 }
 
 /** What replaying one gone owner's journal did. */
@@ -593,7 +647,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     assertEntryShape(entry);
     const body = JSON.stringify(entry);
     if (this.#appendToJournal(entry, body)) return;
-    this.#statements.fold();
+    this.#statements.fold(this.#cacheKey);
     // The direct path: one autocommit statement, durable when it returns (WAL). It inserts nothing for a
     // duplicate id or a missing parent; the slow path then decides under the write lock.
     let seq = this.#statements.insertRow(this.sessionId, entry, body, this.#parentIsKnown(entry.parentId));
@@ -605,6 +659,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
       ).immediate;
       seq = this.#appendSlowPath(entry, body);
     }
+    this.#statements.noteOwnCommit();
     this.#lastAppendedId = entry.id;
     if (seq !== 0) {
       const session = ownAppendsTarget(this.#statements, this.#cacheKey);
@@ -621,7 +676,10 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     const statements = this.#statements;
     const journal = statements.journal;
     const key = this.#cacheKey;
-    if (journal === undefined || statements.pendingInAnotherStore(key)) return false;
+    // An unreported refusal of this session goes to this caller (the direct path folds and throws it): an
+    // append after it may name the refused entry as its parent.
+    if (journal === undefined || statements.hasRefusal(key) || statements.pendingInAnotherStore(key))
+      return false;
     // The cache is proven current (a data_version query) at this handle's first journaled append of a
     // synchronous burst, not at every one: another process committing the same id within the burst is
     // the race the fold settles anyway (an identical entry is kept, another one refused and reported).
@@ -646,7 +704,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 
   appendMany(entries: readonly TranscriptEntry[]): void {
     for (const entry of entries) assertEntryShape(entry);
-    this.#statements.fold();
+    this.#statements.fold(this.#cacheKey);
     this.#appendMany ??= this.#statements.db.transaction(
       (entries: readonly TranscriptEntry[], bodies: string[], seqs: number[]) => {
         // Entries inserted earlier in this transaction exist for the rest of it (and roll back with it).
@@ -664,6 +722,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     const bodies: string[] = [];
     const seqs: number[] = [];
     this.#appendMany(entries, bodies, seqs);
+    this.#statements.noteOwnCommit();
     const last = entries.at(-1);
     if (last !== undefined) this.#lastAppendedId = last.id;
     // committed: what this process just stored is known without reading it back
@@ -683,7 +742,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
       timestamp: draft.timestamp,
       parentId: null,
     });
-    this.#statements.fold();
+    this.#statements.fold(this.#cacheKey);
     this.#appendAtLeaf ??= this.#statements.db.transaction(
       (next: TranscriptEntryDraft): [TranscriptEntry, string, number] => {
         const entry: TranscriptEntry = {
@@ -698,6 +757,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
       },
     ).immediate;
     const [appended, body, seq] = this.#appendAtLeaf(draft);
+    this.#statements.noteOwnCommit();
     this.#lastAppendedId = appended.id;
     if (seq !== 0) {
       const session = ownAppendsTarget(this.#statements, this.#cacheKey);
@@ -707,15 +767,16 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   setLeaf(id: string | null): void {
-    this.#statements.fold();
+    this.#statements.fold(this.#cacheKey);
     if (id !== null && this.#statements.entryExists.get(this.sessionId, id) === undefined) {
       throw new TranscriptConflictError(`cannot move the leaf of session ${this.sessionId}: no entry ${id}`);
     }
     this.#statements.updateLeaf.run(id, new Date().toISOString(), this.sessionId);
+    this.#statements.noteOwnCommit();
   }
 
   getLeafId(): string | null {
-    this.#statements.fold();
+    this.#statements.fold(this.#cacheKey);
     return this.#leafId();
   }
 
@@ -726,7 +787,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   getEntry(id: string): TranscriptEntry | undefined {
-    this.#statements.fold();
+    this.#statements.fold(this.#cacheKey);
     const shape = this.#shape();
     const position = shape.session.positionById.get(id);
     return position === undefined ? undefined : this.#entriesAt(shape, [position])[0];
@@ -734,7 +795,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 
   /** An unknown `leafId` (or a null leaf) gives an empty branch, as pi's `getBranch` does. */
   getBranch(leafId?: string | null): TranscriptEntry[] {
-    this.#statements.fold();
+    this.#statements.fold(this.#cacheKey);
     let shape: Shape;
     let wanted: string | null;
     if (leafId === undefined) {
@@ -758,7 +819,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   getEntries(): TranscriptEntry[] {
-    this.#statements.fold();
+    this.#statements.fold(this.#cacheKey);
     const shape = this.#shape();
     return this.#entriesAt(
       shape,
@@ -767,7 +828,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   getChildren(parentId: string | null): TranscriptEntry[] {
-    this.#statements.fold();
+    this.#statements.fold(this.#cacheKey);
     const shape = this.#shape();
     const positions: number[] = [];
     shape.session.parentIds.forEach((parent, position) => {
@@ -777,7 +838,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   count(): number {
-    this.#statements.fold();
+    this.#statements.fold(this.#cacheKey);
     return this.#shape().session.seqs.length;
   }
 

@@ -77,12 +77,14 @@ describe("the append journal", () => {
     transcript.append(messageEntry("b", "a"));
     const [journal] = listJournals(agentDatabasePath(dir, "main"));
     expect(journal?.owner).toMatchObject({ host: hostname(), pid: process.pid });
+    // A marker (the database's highest seq when the file was opened), then one line per entry.
     expect(
       readFileSync(journal?.path ?? "", "utf8")
         .trim()
         .split("\n")
-        .map((line) => (JSON.parse(line) as { e: { id: string } }).e.id),
-    ).toEqual(["a", "b"]);
+        .map((line) => JSON.parse(line) as { m?: number; e?: { id: string } })
+        .map((record) => record.e?.id ?? `marker ${record.m}`),
+    ).toEqual(["marker 0", "a", "b"]);
     // Not yet in SQLite for another connection, but every read through this process sees it.
     expect(storedIds(dir, "s1")).toEqual([]);
     await Promise.resolve();
@@ -147,8 +149,9 @@ describe("the append journal", () => {
         expect(branch.map((entry) => entry.id)).toEqual(
           Array.from({ length: count }, (_unused, index) => `entry-${index}`),
         );
+        // A fold empties the file down to a marker: only what was not folded is replayed.
         expect(store.recoveredAppends).toEqual([
-          expect.objectContaining({ stored: count - folded, alreadyStored: folded, problems: [] }),
+          expect.objectContaining({ stored: count - folded, alreadyStored: 0, problems: [] }),
         ]);
         // The dead child's journal is gone (this store has appended nothing, so it has none yet).
         expect(listJournals(agentDatabasePath(dir, "main"))).toEqual([]);
@@ -181,6 +184,8 @@ describe("the append journal", () => {
     writeFileSync(
       path,
       [
+        // The owner last folded when `root` (seq 1) was the highest row; `taken` came after.
+        '{"m":1}\n',
         journalLine("s1", messageEntry("a", "root")),
         journalLine("s1", messageEntry("taken", "root", "something else")),
         journalLine("s1", messageEntry("orphan", "nowhere")),
@@ -193,13 +198,13 @@ describe("the append journal", () => {
     const store = await openSessionStore({ stateDir: dir });
     try {
       const transcript = store.openTranscript("main", "s1");
-      // The leaf was not on the replayed entries' branch (taken came after root): it stays.
+      // Another writer went on after the owner's last fold (taken, seq 2 > 1): the leaf stays there.
       expect(transcript.getBranch().map((entry) => entry.id)).toEqual(["root", "taken"]);
       expect(transcript.getBranch("b").map((entry) => entry.id)).toEqual(["root", "a", "b"]);
       expect(transcript.getEntry("taken")).toEqual(messageEntry("taken", "root", "what was stored"));
       const [replay] = store.recoveredAppends;
       expect(replay).toMatchObject({ file: path, stored: 2, alreadyStored: 1 });
-      expect(replay?.problems.map((problem) => problem.line)).toEqual([2, 3, 4, 7]);
+      expect(replay?.problems.map((problem) => problem.line)).toEqual([3, 4, 5, 8]);
       expect(replay?.problems[0]?.problem).toMatch(/taken already exists .* different content/);
       expect(replay?.problems[1]?.problem).toMatch(/parent nowhere does not exist/);
       expect(replay?.problems[2]?.problem).toMatch(/not a complete JSON line/);
@@ -284,6 +289,25 @@ describe("the append journal", () => {
     await store.close();
   });
 
+  it("after a refusal, the session's next append reports it instead of journaling a child of the refused entry", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    const mine = store.openTranscript("main", "s1", { header: header("s1") });
+    const other = store.openTranscript("main", "s2", { header: header("s2") });
+    mine.append(messageEntry("a", null));
+    other.append(messageEntry("o", null));
+    await store.flush();
+    mine.append(messageEntry("x", "a", "mine"));
+    storeAsAnotherProcess(dir, "s1", messageEntry("x", "a", "theirs"));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Another session's calls neither see nor use up s1's refusal.
+    expect(other.getEntries().map((entry) => entry.id)).toEqual(["o"]);
+    other.append(messageEntry("o", null));
+    expect(() => mine.append(messageEntry("c1", "x"))).toThrow(/x already exists .* different content/);
+    expect(storedIds(dir, "s1")).toEqual(["a", "x"]);
+    await store.close();
+  });
+
   it("keeps a session's order when two stores of one process append to it in turn", async () => {
     const dir = stateDir();
     const first = await openSessionStore({ stateDir: dir });
@@ -311,9 +335,10 @@ describe("the append journal", () => {
     transcript.append(messageEntry("b1", "r"));
     await store.close();
     const path = journalOf(dir, deadPid(), "gone");
+    // The owner last folded when `r` (seq 1) was the highest row; b1 came after it.
     writeFileSync(
       path,
-      journalLine("s1", messageEntry("e1", "r")) + journalLine("s1", messageEntry("e2", "e1")),
+      `{"m":1}\n${journalLine("s1", messageEntry("e1", "r"))}${journalLine("s1", messageEntry("e2", "e1"))}`,
     );
     const reopened = await openSessionStore({ stateDir: dir });
     try {
@@ -324,6 +349,46 @@ describe("the append journal", () => {
     } finally {
       await reopened.close();
     }
+  });
+
+  it("a replay moves the leaf to the owner's last entry when nobody went on, even off the old leaf's branch", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir, appends: "commit" });
+    const transcript = store.openTranscript("main", "s1", { header: header("s1") });
+    transcript.append(messageEntry("r", null));
+    transcript.append(messageEntry("a", "r"));
+    transcript.append(messageEntry("b", "a"));
+    await store.close();
+    // What pi's branchWithSummary leaves: a summary whose parent is not the leaf, then a message under it.
+    const summary = { type: "branch_summary", id: "s", parentId: "a", timestamp: "t", summary: "tried b" };
+    writeFileSync(
+      journalOf(dir, deadPid(), "gone"),
+      `{"m":3}\n${journalLine("s1", summary)}${journalLine("s1", messageEntry("m", "s"))}`,
+    );
+    const reopened = await openSessionStore({ stateDir: dir });
+    try {
+      expect(reopened.openTranscript("main", "s1").getLeafId()).toBe("m");
+      expect(reopened.recoveredAppends).toMatchObject([{ stored: 2, problems: [] }]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it("a journal keeps its marker past its owner's own direct writes", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    const transcript = store.openTranscript("main", "s1", { header: header("s1") });
+    transcript.append(messageEntry("r", null));
+    await store.flush();
+    // appendAtLeaf and setLeaf commit directly; the journal's marker must move past them.
+    transcript.appendAtLeaf({ type: "message", id: "x", timestamp: "t" });
+    transcript.setLeaf("r");
+    const [journal] = listJournals(agentDatabasePath(dir, "main"));
+    const marker = JSON.parse(readFileSync(journal?.path ?? "", "utf8").split("\n")[0] ?? "") as {
+      m: number;
+    };
+    expect(marker.m).toBe(2);
+    await store.close();
   });
 
   it("an open store replays a journal left by a process that died while it was open, within seconds", async () => {
@@ -362,9 +427,14 @@ describe("the append journal", () => {
   it("cannot be written in a missing folder: write says so and the store would commit instead", () => {
     const missing = join(stateDir(), "no", "such", "agent.sqlite");
     let folds = 0;
-    const journal = new AppendJournal(missing, { host: hostname(), pid: process.pid, token: "t" }, () => {
-      folds++;
-    });
+    const journal = new AppendJournal(
+      missing,
+      { host: hostname(), pid: process.pid, token: "t" },
+      () => {
+        folds++;
+      },
+      () => 0,
+    );
     const entry = messageEntry("a", null);
     expect(
       journal.write(

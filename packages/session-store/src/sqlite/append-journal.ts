@@ -35,15 +35,12 @@ export interface PendingAppend {
 /** A burst this long is folded at once: bounds the memory held and how long other processes wait to see it. */
 export const FOLD_AT_ENTRIES = 512;
 const FOLD_AT_BYTES = 4 * 1024 * 1024;
-/** Folded lines stay in the file (a replay skips them as already stored) until it grows past this. */
-const TRUNCATE_AT_BYTES = 1024 * 1024;
 const SEPARATOR = "+";
 
 export class AppendJournal {
   readonly path: string;
   readonly #scheduleFold: () => void;
   #fd: number | undefined;
-  #bytesInFile = 0;
   #unusable = false;
   #pending: PendingAppend[] = [];
   #pendingBytes = 0;
@@ -51,10 +48,16 @@ export class AppendJournal {
   #foldScheduled = false;
   #burst = 0;
 
-  /** `scheduleFold` runs once per burst of appends (a microtask after the first one). */
-  constructor(databasePath: string, owner: RunOwner, scheduleFold: () => void) {
+  readonly #storedUpTo: () => number;
+
+  /**
+   * `scheduleFold` runs once per burst of appends (a microtask after the first one); `storedUpTo` gives the
+   * database's highest seq, written as the file's first line when it is opened (see `markerLine`).
+   */
+  constructor(databasePath: string, owner: RunOwner, scheduleFold: () => void, storedUpTo: () => number) {
     this.path = journalPath(databasePath, owner);
     this.#scheduleFold = scheduleFold;
+    this.#storedUpTo = storedUpTo;
   }
 
   get pending(): readonly PendingAppend[] {
@@ -91,10 +94,11 @@ export class AppendJournal {
     if (this.#unusable) return false;
     const line = `${linePrefix}${append.body}}\n`;
     try {
-      this.#fd ??= openSync(this.path, "a", 0o600);
-      const bytes = Buffer.byteLength(line);
-      if (writeSync(this.#fd, line) !== bytes) throw new Error("short write");
-      this.#bytesInFile += bytes;
+      if (this.#fd === undefined) {
+        this.#fd = openSync(this.path, "a", 0o600);
+        writeSync(this.#fd, markerLine(this.#storedUpTo()));
+      }
+      if (writeSync(this.#fd, line) !== Buffer.byteLength(line)) throw new Error("short write");
     } catch {
       // A torn line, if any, is reported by the replay of this file and skipped; the entry is committed directly.
       this.#unusable = true;
@@ -119,19 +123,21 @@ export class AppendJournal {
     return true;
   }
 
-  /** The pending entries are in SQLite now: forgets them and, once the file is large, empties it. */
-  folded(): void {
+  /**
+   * The pending entries are in SQLite now, whose highest seq is `storedUpTo`: forgets them and empties the
+   * file down to a marker line, so it holds only what is not folded yet.
+   */
+  folded(storedUpTo: number): void {
     this.#burst++;
     this.#pending = [];
     this.#pendingBytes = 0;
     this.#pendingIds.clear();
-    if (this.#fd !== undefined && this.#bytesInFile >= TRUNCATE_AT_BYTES) {
-      try {
-        ftruncateSync(this.#fd, 0);
-        this.#bytesInFile = 0;
-      } catch {
-        // Left as it is: a replay skips lines already stored.
-      }
+    if (this.#fd === undefined) return;
+    try {
+      ftruncateSync(this.#fd, 0);
+      writeSync(this.#fd, markerLine(storedUpTo));
+    } catch {
+      // Left as it is: a replay finds those lines already stored (and an older marker, or none).
     }
   }
 
@@ -194,8 +200,18 @@ export function listJournals(databasePath: string): JournalFile[] {
   return journals;
 }
 
-/** One line of a journal being replayed: the session and the entry's JSON, or why the line is unusable. */
+/**
+ * `{"m":<seq>}`: when it was written, every entry of the lines before it was in SQLite, whose highest seq was
+ * `seq`. A replay compares a session with it: a row above it, or a leaf moved above it, means another writer
+ * went on with the session after this journal's owner last folded.
+ */
+function markerLine(storedUpTo: number): string {
+  return `{"m":${storedUpTo}}\n`;
+}
+
+/** One line of a journal being replayed: an entry, a marker, or why the line is unusable. */
 export type JournalLine =
+  | { readonly line: number; readonly storedUpTo: number }
   | {
       readonly line: number;
       readonly sessionId: string;
@@ -218,7 +234,11 @@ export function readJournal(path: string): JournalLine[] {
       lines.push({ line, problem: "not a complete JSON line (a write cut short?)" });
       return;
     }
-    const record = parsed as { s?: unknown; e?: unknown };
+    const record = parsed as { s?: unknown; e?: unknown; m?: unknown };
+    if (typeof record.m === "number") {
+      lines.push({ line, storedUpTo: record.m });
+      return;
+    }
     if (typeof record.s !== "string" || record.e === null || typeof record.e !== "object") {
       lines.push({ line, problem: 'not a journal record ({"s": session id, "e": entry})' });
       return;
