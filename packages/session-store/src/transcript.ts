@@ -12,6 +12,7 @@ import {
   AppendJournal,
   type JournalFile,
   type JournalLine,
+  type JournalMarker,
   linePrefixFor,
   type PendingAppend,
   readJournal,
@@ -102,15 +103,11 @@ export class TranscriptStatements {
   readonly dataVersion: Statement<[], number>;
   readonly selectLastEntry: Statement<[string], [number, string]>;
   readonly selectRowAbove: Statement<[number, string], [number]>;
-  readonly selectTableMax: Statement<[], number | null>;
+  /** When the session's leaf last moved (or the transcript was created): its `updated_at`, ISO. */
+  readonly selectHeaderTime: Statement<[string], string>;
   /** Undefined: every append is its own commit (`appends: "commit"`, or durability `full`). */
   journal: AppendJournal | undefined;
   #foldTransaction: ((batch: readonly PendingAppend[]) => FoldOutcome) | undefined;
-  /**
-   * Per session (its cache key), what folds refused (a conflict with what another process stored meanwhile)
-   * and not reported yet: thrown once by the next call on that session, and by `store.flush()`.
-   */
-  readonly #refusals = new Map<string, { listed: string[]; more: number }>();
 
   constructor(db: Database, path: string) {
     this.db = db;
@@ -206,17 +203,14 @@ export class TranscriptStatements {
         "SELECT 1 FROM transcript_entries WHERE seq > ? AND +session_id = ? LIMIT 1",
       )
       .raw();
-    this.selectTableMax = db.prepare<[], number | null>("SELECT MAX(seq) FROM transcript_entries").pluck();
+    this.selectHeaderTime = db
+      .prepare<[string], string>("SELECT updated_at FROM transcripts WHERE session_id = ?")
+      .pluck();
   }
 
   /** Appends go through a journal file owned by `owner` from now on (see sqlite/append-journal.ts). */
   enableJournal(databasePath: string, owner: RunOwner): void {
-    this.journal = new AppendJournal(
-      databasePath,
-      owner,
-      () => this.#foldQuietly(),
-      () => this.selectTableMax.get() ?? 0,
-    );
+    this.journal = new AppendJournal(databasePath, owner, () => this.#foldQuietly());
     foldJournalsOnExit();
     let peers = journaledDatabases.get(this.cacheKey);
     if (peers === undefined) {
@@ -240,17 +234,16 @@ export class TranscriptStatements {
 
   /**
    * After a commit of this store outside the journal (a direct append, `appendMany`, `appendAtLeaf`,
-   * `setLeaf`): the journal's marker moves past it, so a replay does not take this store's own write for
-   * another writer's. Only when nothing is pending (the file is emptied down to the marker).
+   * `setLeaf`): a new burst, so the next journaled append marks what it knows after that commit and a replay
+   * does not take this store's own write for another writer's.
    */
   noteOwnCommit(): void {
-    const journal = this.journal;
-    if (journal !== undefined && journal.pending.length === 0) journal.folded(this.selectTableMax.get() ?? 0);
+    this.journal?.startBurst();
   }
 
   /** True when a fold refused an entry of this session and no call has reported it yet. */
   hasRefusal(cacheKey: string): boolean {
-    return this.#refusals.has(cacheKey);
+    return refusalsBySession.has(cacheKey);
   }
 
   /** Folds this store's pending appends now (a burst grew long); a failure waits for the next call. */
@@ -260,12 +253,16 @@ export class TranscriptStatements {
 
   /** Throws (once) the refusals of one session, or of every session when `cacheKey` is undefined. */
   #throwRefused(cacheKey?: string): void {
-    const keys = cacheKey === undefined ? [...this.#refusals.keys()] : [cacheKey];
+    const ofThisDatabase = `${this.cacheKey}\u0000`;
+    const keys =
+      cacheKey === undefined
+        ? [...refusalsBySession.keys()].filter((key) => key.startsWith(ofThisDatabase))
+        : [cacheKey];
     const messages: string[] = [];
     for (const key of keys) {
-      const refusal = this.#refusals.get(key);
+      const refusal = refusalsBySession.get(key);
       if (refusal === undefined) continue;
-      this.#refusals.delete(key);
+      refusalsBySession.delete(key);
       const more = refusal.more > 0 ? ` (and ${refusal.more} more)` : "";
       messages.push(`${refusal.listed.join("; ")}${more}`);
     }
@@ -333,21 +330,21 @@ export class TranscriptStatements {
         // Per session: its leaf before the replay when another writer went on with it (else undefined).
         const keepLeaf = new Map<string, string | null | undefined>();
         const storedIn = new Set<string>();
-        let storedUpTo: number | undefined;
+        let marker: JournalMarker | undefined;
         for (const line of lines) {
           if ("problem" in line) {
             problems.push({ line: line.line, problem: line.problem });
             continue;
           }
-          if ("storedUpTo" in line) {
-            storedUpTo = line.storedUpTo;
+          if ("marker" in line) {
+            marker = line.marker;
             continue;
           }
           const { sessionId, entry } = line;
           try {
             assertEntryShape(entry);
             if (!keepLeaf.has(sessionId)) {
-              const wentOn = storedUpTo !== undefined && this.#changedAfter(sessionId, storedUpTo);
+              const wentOn = marker !== undefined && this.#changedAfter(sessionId, marker);
               keepLeaf.set(sessionId, wentOn ? this.#storedLeaf(sessionId) : undefined);
             }
             if (this.insertRow(sessionId, entry, line.body, false) !== 0) {
@@ -386,11 +383,11 @@ export class TranscriptStatements {
     return replay;
   }
 
-  /** True when the session has a row, or a leaf move, above `seq`. */
-  #changedAfter(sessionId: string, seq: number): boolean {
-    if (this.selectRowAbove.get(seq, sessionId) !== undefined) return true;
-    const movedAt = this.selectLeaf.get(sessionId)?.leaf_seq;
-    return movedAt !== null && movedAt !== undefined && movedAt > seq;
+  /** True when the session has a row above the marker's seq, or its leaf moved after the marker's time. */
+  #changedAfter(sessionId: string, marker: JournalMarker): boolean {
+    if (this.selectRowAbove.get(marker.seq, sessionId) !== undefined) return true;
+    const movedAt = this.selectHeaderTime.get(sessionId);
+    return movedAt !== undefined && movedAt > marker.time;
   }
 
   /** A session's leaf as stored: its last entry, unless `setLeaf` moved it after that entry was appended. */
@@ -449,8 +446,8 @@ export class TranscriptStatements {
     this.#foldTransaction ??= this.db.transaction((batch: readonly PendingAppend[]) =>
       this.#insertBatch(batch),
     ).immediate;
-    const { seqs, refusals, storedUpTo } = this.#foldTransaction(batch);
-    journal.folded(storedUpTo);
+    const { seqs, refusals } = this.#foldTransaction(batch);
+    journal.folded();
     // Committed: what this process just stored is known without reading it back.
     const targets = new Map<string, CachedSession | undefined>();
     batch.forEach((append, index) => {
@@ -462,10 +459,10 @@ export class TranscriptStatements {
       if (session !== undefined) recordOwnAppend(session, seq, append.entry, append.body);
     });
     for (const { cacheKey, reason } of refusals) {
-      let refusal = this.#refusals.get(cacheKey);
+      let refusal = refusalsBySession.get(cacheKey);
       if (refusal === undefined) {
         refusal = { listed: [], more: 0 };
-        this.#refusals.set(cacheKey, refusal);
+        refusalsBySession.set(cacheKey, refusal);
       }
       if (refusal.listed.length < 5) refusal.listed.push(reason);
       else refusal.more++;
@@ -514,9 +511,16 @@ export class TranscriptStatements {
       }
       storedHere.add(entry.id);
     }
-    return { seqs, refusals, storedUpTo: this.selectTableMax.get() ?? 0 };
+    return { seqs, refusals };
   }
 }
+
+/**
+ * Per session (its cache key, which names its database), what folds refused (a conflict with what another
+ * process stored meanwhile) and no call has reported yet: thrown once by the next call on that session through
+ * any store of this process, and by `store.flush()`; a session with one commits directly until then.
+ */
+const refusalsBySession = new Map<string, { listed: string[]; more: number }>();
 
 /** Per database (its cache key), the statements of every store in this process that journals appends to it. */
 const journaledDatabases = new Map<string, Set<TranscriptStatements>>();
@@ -535,8 +539,11 @@ function foldJournalsOnExit(): void {
       for (const statements of [...peers]) {
         try {
           statements.closeJournal();
-        } catch {
-          // Left on disk: the next open replays it.
+        } catch (error) {
+          // A failed fold leaves the journal on disk for the next open to replay; a refusal has no caller left
+          // to throw to, so it is said on stderr rather than lost.
+          if (error instanceof TranscriptConflictError)
+            process.stderr.write(`session-store: ${error.message}\n`);
         }
       }
     }
@@ -547,8 +554,6 @@ interface FoldOutcome {
   /** Per entry of the batch: its seq, or 0 when it was not inserted. */
   readonly seqs: number[];
   readonly refusals: { readonly cacheKey: string; readonly reason: string }[];
-  /** The table's highest seq when the fold committed. */
-  readonly storedUpTo: number;
 }
 
 /** What replaying one gone owner's journal did. */
@@ -684,17 +689,20 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     // synchronous burst, not at every one: another process committing the same id within the burst is
     // the race the fold settles anyway (an identical entry is kept, another one refused and reported).
     let session = this.#journaledInBurst === journal.burst ? transcriptCache.find(this.#cacheKey) : undefined;
+    let marker: JournalMarker | undefined;
     if (session === undefined || !session.loaded) {
       // Inside a caller's transaction the entry must commit (or roll back) with it.
       if (statements.db.inTransaction) return false;
+      const time = new Date().toISOString();
       session = this.#shape().session;
+      marker = { seq: session.scannedSeq, time };
     }
     const known = session.positionById;
     const parentId = entry.parentId;
     if (known.has(entry.id) || journal.isPending(key, entry.id)) return false;
     if (parentId !== null && !known.has(parentId) && !journal.isPending(key, parentId)) return false;
     this.#linePrefix ??= linePrefixFor(this.sessionId);
-    if (!journal.write({ sessionId: this.sessionId, cacheKey: key, entry, body }, this.#linePrefix))
+    if (!journal.write({ sessionId: this.sessionId, cacheKey: key, entry, body }, this.#linePrefix, marker))
       return false;
     this.#journaledInBurst = journal.burst;
     // The entry is durable in the journal; a fold failure or a refusal is reported by the next call.

@@ -50,6 +50,11 @@ function journalLine(sessionId: string, entry: object): string {
   return `${linePrefixFor(sessionId)}${JSON.stringify(entry)}}\n`;
 }
 
+/** A marker line as an owner writes it: it knew the session's rows up to `seq`, now. */
+function markerLine(seq: number): string {
+  return `${JSON.stringify({ m: seq, t: new Date().toISOString() })}\n`;
+}
+
 /** Where a journal of `main`'s database owned by this host, `pid` and `token` lives. */
 function journalOf(dir: string, pid: number, token: string): string {
   const name = `agent.sqlite-appends+${encodeURIComponent(hostname())}+${pid}+${token}.jsonl`;
@@ -77,7 +82,7 @@ describe("the append journal", () => {
     transcript.append(messageEntry("b", "a"));
     const [journal] = listJournals(agentDatabasePath(dir, "main"));
     expect(journal?.owner).toMatchObject({ host: hostname(), pid: process.pid });
-    // A marker (the database's highest seq when the file was opened), then one line per entry.
+    // A marker (what the owner knew of the session: no rows yet), then one line per entry.
     expect(
       readFileSync(journal?.path ?? "", "utf8")
         .trim()
@@ -185,7 +190,7 @@ describe("the append journal", () => {
       path,
       [
         // The owner last folded when `root` (seq 1) was the highest row; `taken` came after.
-        '{"m":1}\n',
+        markerLine(1),
         journalLine("s1", messageEntry("a", "root")),
         journalLine("s1", messageEntry("taken", "root", "something else")),
         journalLine("s1", messageEntry("orphan", "nowhere")),
@@ -338,7 +343,7 @@ describe("the append journal", () => {
     // The owner last folded when `r` (seq 1) was the highest row; b1 came after it.
     writeFileSync(
       path,
-      `{"m":1}\n${journalLine("s1", messageEntry("e1", "r"))}${journalLine("s1", messageEntry("e2", "e1"))}`,
+      `${markerLine(1)}${journalLine("s1", messageEntry("e1", "r"))}${journalLine("s1", messageEntry("e2", "e1"))}`,
     );
     const reopened = await openSessionStore({ stateDir: dir });
     try {
@@ -363,7 +368,7 @@ describe("the append journal", () => {
     const summary = { type: "branch_summary", id: "s", parentId: "a", timestamp: "t", summary: "tried b" };
     writeFileSync(
       journalOf(dir, deadPid(), "gone"),
-      `{"m":3}\n${journalLine("s1", summary)}${journalLine("s1", messageEntry("m", "s"))}`,
+      `${markerLine(3)}${journalLine("s1", summary)}${journalLine("s1", messageEntry("m", "s"))}`,
     );
     const reopened = await openSessionStore({ stateDir: dir });
     try {
@@ -374,21 +379,71 @@ describe("the append journal", () => {
     }
   });
 
-  it("a journal keeps its marker past its owner's own direct writes", async () => {
+  it("marks the journal past its owner's own direct writes, so a replay does not take them for another writer's", async () => {
     const dir = stateDir();
     const store = await openSessionStore({ stateDir: dir });
     const transcript = store.openTranscript("main", "s1", { header: header("s1") });
     transcript.append(messageEntry("r", null));
     await store.flush();
-    // appendAtLeaf and setLeaf commit directly; the journal's marker must move past them.
+    // appendAtLeaf and setLeaf commit directly (in the same synchronous burst as the appends around them).
+    transcript.append(messageEntry("a", "r"));
     transcript.appendAtLeaf({ type: "message", id: "x", timestamp: "t" });
     transcript.setLeaf("r");
+    transcript.append(messageEntry("y", "r"));
     const [journal] = listJournals(agentDatabasePath(dir, "main"));
-    const marker = JSON.parse(readFileSync(journal?.path ?? "", "utf8").split("\n")[0] ?? "") as {
-      m: number;
-    };
-    expect(marker.m).toBe(2);
+    const records = readFileSync(journal?.path ?? "", "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { m?: number; t?: string; e?: { id: string } });
+    const beforeY = records[records.findIndex((record) => record.e?.id === "y") - 1];
+    // y's line follows a marker that knows a and x (seqs 2 and 3) and comes after the leaf move.
+    expect(beforeY?.m).toBe(3);
+    const db = new Database(agentDatabasePath(dir, "main"), { readonly: true });
+    try {
+      const movedAt = db.prepare("SELECT updated_at FROM transcripts WHERE session_id = 's1'").pluck().get();
+      expect((beforeY?.t ?? "") >= String(movedAt)).toBe(true);
+    } finally {
+      db.close();
+    }
     await store.close();
+  });
+
+  it("marks what the owner saw of other writers' rows, so a replay follows its entries under them", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    const transcript = store.openTranscript("main", "s1", { header: header("s1") });
+    transcript.append(messageEntry("r", null));
+    await store.flush();
+    storeAsAnotherProcess(dir, "s1", messageEntry("x", "r"));
+    expect(transcript.getLeafId()).toBe("x");
+    transcript.append(messageEntry("y", "x"));
+    const [journal] = listJournals(agentDatabasePath(dir, "main"));
+    const [marker] = readFileSync(journal?.path ?? "", "utf8")
+      .split("\n")
+      .map((line) => (line === "" ? {} : (JSON.parse(line) as { m?: number })));
+    expect(marker?.m).toBe(2);
+    await store.close();
+  });
+
+  it("a refusal found by another store's fold goes to the next call on that session through any store", async () => {
+    const dir = stateDir();
+    const first = await openSessionStore({ stateDir: dir });
+    const second = await openSessionStore({ stateDir: dir });
+    try {
+      const mine = first.openTranscript("main", "s1", { header: header("s1") });
+      mine.append(messageEntry("a", null));
+      await first.flush();
+      mine.append(messageEntry("x", "a", "mine"));
+      storeAsAnotherProcess(dir, "s1", messageEntry("x", "a", "theirs"));
+      const viaSecond = second.openTranscript("main", "s1");
+      expect(() => viaSecond.append(messageEntry("c1", "x"))).toThrow(
+        /x already exists .* different content/,
+      );
+      expect(storedIds(dir, "s1")).toEqual(["a", "x"]);
+    } finally {
+      await first.close();
+      await second.close();
+    }
   });
 
   it("an open store replays a journal left by a process that died while it was open, within seconds", async () => {
@@ -427,14 +482,9 @@ describe("the append journal", () => {
   it("cannot be written in a missing folder: write says so and the store would commit instead", () => {
     const missing = join(stateDir(), "no", "such", "agent.sqlite");
     let folds = 0;
-    const journal = new AppendJournal(
-      missing,
-      { host: hostname(), pid: process.pid, token: "t" },
-      () => {
-        folds++;
-      },
-      () => 0,
-    );
+    const journal = new AppendJournal(missing, { host: hostname(), pid: process.pid, token: "t" }, () => {
+      folds++;
+    });
     const entry = messageEntry("a", null);
     expect(
       journal.write(

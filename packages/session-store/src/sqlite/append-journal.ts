@@ -48,16 +48,10 @@ export class AppendJournal {
   #foldScheduled = false;
   #burst = 0;
 
-  readonly #storedUpTo: () => number;
-
-  /**
-   * `scheduleFold` runs once per burst of appends (a microtask after the first one); `storedUpTo` gives the
-   * database's highest seq, written as the file's first line when it is opened (see `markerLine`).
-   */
-  constructor(databasePath: string, owner: RunOwner, scheduleFold: () => void, storedUpTo: () => number) {
+  /** `scheduleFold` runs once per burst of appends (a microtask after the first one). */
+  constructor(databasePath: string, owner: RunOwner, scheduleFold: () => void) {
     this.path = journalPath(databasePath, owner);
     this.#scheduleFold = scheduleFold;
-    this.#storedUpTo = storedUpTo;
   }
 
   get pending(): readonly PendingAppend[] {
@@ -86,18 +80,16 @@ export class AppendJournal {
   }
 
   /**
-   * Writes the entry's line; false when the journal cannot be written (its file cannot be opened or a write
-   * came up short), after which this journal is never used again and the caller commits directly.
-   * `linePrefix` is `linePrefixFor(sessionId)`.
+   * Writes the entry's line, after a marker line when `marker` is given (in the same write); false when the
+   * journal cannot be written (its file cannot be opened or a write came up short), after which this journal
+   * is never used again and the caller commits directly. `linePrefix` is `linePrefixFor(sessionId)`.
    */
-  write(append: PendingAppend, linePrefix: string): boolean {
+  write(append: PendingAppend, linePrefix: string, marker?: JournalMarker): boolean {
     if (this.#unusable) return false;
-    const line = `${linePrefix}${append.body}}\n`;
+    const entryLine = `${linePrefix}${append.body}}\n`;
+    const line = marker === undefined ? entryLine : `${markerLine(marker)}${entryLine}`;
     try {
-      if (this.#fd === undefined) {
-        this.#fd = openSync(this.path, "a", 0o600);
-        writeSync(this.#fd, markerLine(this.#storedUpTo()));
-      }
+      this.#fd ??= openSync(this.path, "a", 0o600);
       if (writeSync(this.#fd, line) !== Buffer.byteLength(line)) throw new Error("short write");
     } catch {
       // A torn line, if any, is reported by the replay of this file and skipped; the entry is committed directly.
@@ -123,22 +115,23 @@ export class AppendJournal {
     return true;
   }
 
-  /**
-   * The pending entries are in SQLite now, whose highest seq is `storedUpTo`: forgets them and empties the
-   * file down to a marker line, so it holds only what is not folded yet.
-   */
-  folded(storedUpTo: number): void {
-    this.#burst++;
+  /** The pending entries are in SQLite now: forgets them and empties the file (it holds only what is not). */
+  folded(): void {
+    this.startBurst();
     this.#pending = [];
     this.#pendingBytes = 0;
     this.#pendingIds.clear();
     if (this.#fd === undefined) return;
     try {
       ftruncateSync(this.#fd, 0);
-      writeSync(this.#fd, markerLine(storedUpTo));
     } catch {
-      // Left as it is: a replay finds those lines already stored (and an older marker, or none).
+      // Left as it is: a replay finds those lines already stored.
     }
+  }
+
+  /** Ends the current burst: the next journaled append of every handle proves its cache again (and marks it). */
+  startBurst(): void {
+    this.#burst++;
   }
 
   /** Closes the file; removes it when nothing is pending (otherwise the next open replays it). */
@@ -201,17 +194,23 @@ export function listJournals(databasePath: string): JournalFile[] {
 }
 
 /**
- * `{"m":<seq>}`: when it was written, every entry of the lines before it was in SQLite, whose highest seq was
- * `seq`. A replay compares a session with it: a row above it, or a leaf moved above it, means another writer
- * went on with the session after this journal's owner last folded.
+ * What the owner knew of a session when it proved its cache current, just before journaling the entries that
+ * follow: every row of the session up to `seq` (`m`), at `time` (`t`, ISO). A replay compares the session with
+ * it: a row above `seq`, or a leaf moved after `time`, means another writer went on with the session that the
+ * owner never saw; then the owner's unfolded entries do not take the leaf.
  */
-function markerLine(storedUpTo: number): string {
-  return `{"m":${storedUpTo}}\n`;
+export interface JournalMarker {
+  readonly seq: number;
+  readonly time: string;
+}
+
+function markerLine(marker: JournalMarker): string {
+  return `{"m":${marker.seq},"t":${JSON.stringify(marker.time)}}\n`;
 }
 
 /** One line of a journal being replayed: an entry, a marker, or why the line is unusable. */
 export type JournalLine =
-  | { readonly line: number; readonly storedUpTo: number }
+  | { readonly line: number; readonly marker: JournalMarker }
   | {
       readonly line: number;
       readonly sessionId: string;
@@ -234,9 +233,9 @@ export function readJournal(path: string): JournalLine[] {
       lines.push({ line, problem: "not a complete JSON line (a write cut short?)" });
       return;
     }
-    const record = parsed as { s?: unknown; e?: unknown; m?: unknown };
-    if (typeof record.m === "number") {
-      lines.push({ line, storedUpTo: record.m });
+    const record = parsed as { s?: unknown; e?: unknown; m?: unknown; t?: unknown };
+    if (typeof record.m === "number" && typeof record.t === "string") {
+      lines.push({ line, marker: { seq: record.m, time: record.t } });
       return;
     }
     if (typeof record.s !== "string" || record.e === null || typeof record.e !== "object") {
