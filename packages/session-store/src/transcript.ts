@@ -417,6 +417,17 @@ export class TranscriptStatements {
     return result.changes === 1 ? Number(result.lastInsertRowid) : 0;
   }
 
+  /**
+   * For an append that inserted nothing (inside its write transaction): undefined when the same entry is
+   * stored already (an identical repeat, a no-op for the tree that, like any append, moves the leaf to it),
+   * else why the append is refused (the id holds other content, or the parent does not exist).
+   */
+  settleUninserted(sessionId: string, entry: TranscriptEntry): string | undefined {
+    if (!this.#storedIdentically(sessionId, entry)) return this.#whyRefused(sessionId, entry);
+    this.updateLeaf.run(entry.id, new Date().toISOString(), sessionId);
+    return undefined;
+  }
+
   #storedIdentically(sessionId: string, entry: TranscriptEntry): boolean {
     const stored = this.selectBody.get(sessionId, entry.id);
     return stored !== undefined && canonicalJson(JSON.parse(stored)) === canonicalJson(entry);
@@ -496,14 +507,12 @@ export class TranscriptStatements {
         transcriptCache.find(cacheKey)?.positionById.has(parentId) === true;
       const seq = this.insertRow(sessionId, entry, body, parentKnown);
       seqs.push(seq);
-      if (seq === 0) {
-        if (!this.#storedIdentically(sessionId, entry)) {
-          refused.add(`${cacheKey}\u0000${entry.id}`);
-          refusals.push({ cacheKey, reason: this.#whyRefused(sessionId, entry) });
-          continue;
-        }
-        // Another process stored the same entry first: like an identical repeat, the append moves the leaf.
-        this.updateLeaf.run(entry.id, new Date().toISOString(), sessionId);
+      // Another process may have stored the same entry first: kept, as an identical repeat is.
+      const reason = seq === 0 ? this.settleUninserted(sessionId, entry) : undefined;
+      if (reason !== undefined) {
+        refused.add(`${cacheKey}\u0000${entry.id}`);
+        refusals.push({ cacheKey, reason });
+        continue;
       }
       if (storedHere === undefined) {
         storedHere = new Set();
@@ -988,20 +997,9 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   #insert(entry: TranscriptEntry, body: string, parentKnown: boolean): number {
     const seq = this.#statements.insertRow(this.sessionId, entry, body, parentKnown);
     if (seq !== 0) return seq;
-    const stored = this.#statements.selectBody.get(this.sessionId, entry.id);
-    if (stored !== undefined) {
-      if (canonicalJson(JSON.parse(stored)) !== canonicalJson(entry)) {
-        throw new TranscriptConflictError(
-          `entry ${entry.id} already exists in session ${this.sessionId} with different content`,
-        );
-      }
-      // An identical repeat is a no-op for the tree but, like any append, moves the leaf to the entry.
-      this.#statements.updateLeaf.run(entry.id, new Date().toISOString(), this.sessionId);
-      return 0;
-    }
-    throw new TranscriptConflictError(
-      `cannot append entry ${entry.id} to session ${this.sessionId}: its parent ${entry.parentId} does not exist`,
-    );
+    const refused = this.#statements.settleUninserted(this.sessionId, entry);
+    if (refused !== undefined) throw new TranscriptConflictError(refused);
+    return 0;
   }
 }
 

@@ -1,7 +1,8 @@
 // The append journal of one agent database connection. Owns: the journal file (one per open store and agent
 // database, named after its owner: host, pid and the store's token), writing an appended entry to it as one
 // line in one write(2) (O_APPEND; durable against a crash of the process when it returns, the class of pi's
-// JSONL and of a WAL commit without fsync), the entries written but not yet folded into SQLite, when a fold
+// JSONL and of a WAL commit without fsync), with a marker line before a session's first entry of a burst,
+// emptying it once its entries are folded, the entries written but not yet folded into SQLite, when a fold
 // is due, and finding and reading the journals whose owner is gone. Does not own: the fold itself or the
 // replay (transcript.ts inserts the entries with the transcript's rules) or whether an owner is alive (runs.ts).
 //
