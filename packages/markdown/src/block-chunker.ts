@@ -88,6 +88,15 @@ export class BlockChunker {
     return this.#buffer.length > 0;
   }
 
+  /**
+   * Characters a drain would look at now (pending text and a reopened fence line). A non-forced drain
+   * emits nothing and changes nothing while this is below `minChars`, so a caller that drains at many
+   * positions can append the text before the first position where this reaches `minChars` in one piece.
+   */
+  get pendingLength(): number {
+    return this.#reopenPrefix.length + this.#buffer.length;
+  }
+
   /** Drops pending text without emitting it. */
   reset(): void {
     this.#buffer = "";

@@ -46,7 +46,7 @@ const MAX_OPEN_TAG = 64 * 1024;
 /** Raw text without a blank line longer than this turns the skeleton off (see #placeIncoming). */
 const MAX_OPEN_PARAGRAPH = 256 * 1024;
 /** Streamed text is placed in batches of about this many characters. */
-const PLACE_BATCH = 16 * 1024;
+const PLACE_BATCH = 256 * 1024;
 /**
  * What no inert prose paragraph has (see the header): one of these characters, "[[", two blanks, a blank at
  * a line's start or end, or a MEDIA: token (`med[iı]a:`, any case). As one regex with alternatives this was

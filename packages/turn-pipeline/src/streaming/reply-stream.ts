@@ -35,7 +35,7 @@ const PARTIAL_SPAN = 256;
 /** Deltas are collected until this many characters arrived or the event loop turns (see `handle`). */
 const INPUT_BATCH = 4096;
 /** TextCollector joins its pieces into one string per this many characters. */
-const COLLECT_CHUNK = 64 * 1024;
+const COLLECT_CHUNK = 256 * 1024;
 
 export type ReplyStreamOptions = {
   /** `stream` publishes reasoning as it arrives; `on` keeps it for the end; `off` drops it. */
@@ -321,38 +321,88 @@ export class ReplyStream {
    * block boundaries are then the same however the deltas were split, and tiny deltas do not cost one pass
    * each. The chunker is drained (`text_end` mode) at each such position, as if the text had arrived in
    * line-sized deltas.
+   *
+   * The chunker is given its text lazily: a drain emits nothing and changes nothing while the chunker holds
+   * fewer than `minChars` characters, so the text up to the first content position where it would hold
+   * that many is appended in one piece (one call and one probe pass instead of one per line), and without
+   * partials the content positions before it are not visited at all (#skipQuietPositions).
    */
   #feedVisible(visible: string, final: boolean): void {
     const silentToken = this.#silentToken;
     const chunker = this.#chunker;
     const length = visible.length;
-    let at = 0;
     const partialsOn = this.#partialsOn;
+    const drainEach = this.#drainEachPiece && chunker !== undefined;
+    const minChars = chunker === undefined ? 0 : chunker.chunking.minChars;
+    let at = 0;
+    /** The chunker has visible[0, appended). */
+    let appended = 0;
+    /** #partialHeld has visible[0, partialFrom). */
+    let partialFrom = 0;
     // the next newline, looked up again only once passed (a long line is cut every PARTIAL_SPAN characters:
     // searching from each cut would read the rest of the line again each time)
     let newline = -2;
-    while (at < length) {
-      const held = this.#heldLength;
-      if (newline !== -1 && newline < at) newline = visible.indexOf("\n", at);
-      const end = Math.min(newline === -1 ? length : newline + 1, at + (PARTIAL_SPAN - held));
-      const piece = at === 0 && end === length ? visible : visible.slice(at, end);
-      at = end;
-      const heldLength = held + piece.length;
-      this.#heldLength = heldLength;
-      if (partialsOn) this.#partialHeld += piece;
-      chunker?.append(piece);
-      // a content position: the piece ends a line or fills PARTIAL_SPAN (a piece that only ends the
-      // visible text of this call waits for more text, so delta boundaries never drain anything)
-      if (heldLength >= PARTIAL_SPAN || piece.charCodeAt(piece.length - 1) === 10) {
-        this.#heldLength = 0;
-        if (this.#drainEachPiece) this.#drainBlocks(false);
-        if (partialsOn) this.#consumePartial(false, silentToken);
+    if (partialsOn || drainEach) {
+      while (at < length) {
+        if (!partialsOn && chunker !== undefined) {
+          // content positions before `quietEnd` see the chunker below minChars: their drains are no-ops
+          const quietEnd = Math.min(length, appended + (minChars - chunker.pendingLength) - 1);
+          if (quietEnd > at) {
+            newline = this.#skipQuietPositions(visible, at, quietEnd, newline);
+            at = quietEnd;
+            continue;
+          }
+        }
+        const held = this.#heldLength;
+        if (newline !== -1 && newline < at) newline = visible.indexOf("\n", at);
+        const end = Math.min(newline === -1 ? length : newline + 1, at + (PARTIAL_SPAN - held));
+        const heldLength = held + (end - at);
+        at = end;
+        // a content position: the piece ends a line or fills PARTIAL_SPAN (a piece that only ends the
+        // visible text of this call waits for more text, so delta boundaries never drain anything)
+        if (heldLength >= PARTIAL_SPAN || visible.charCodeAt(end - 1) === 10) {
+          this.#heldLength = 0;
+          if (drainEach && chunker.pendingLength + (end - appended) >= minChars) {
+            chunker.append(appended === 0 && end === length ? visible : visible.slice(appended, end));
+            appended = end;
+            chunker.drain(false, this.#emitChunk);
+          }
+          if (partialsOn) {
+            this.#partialHeld +=
+              partialFrom === 0 && end === length ? visible : visible.slice(partialFrom, end);
+            partialFrom = end;
+            this.#consumePartial(false, silentToken);
+          }
+        } else this.#heldLength = heldLength;
       }
-    }
+    } else this.#heldLength = heldLengthAfter(visible, 0, length, this.#heldLength);
+    if (chunker !== undefined && appended < length)
+      chunker.append(appended === 0 ? visible : visible.slice(appended));
+    if (partialsOn && partialFrom < length)
+      this.#partialHeld += partialFrom === 0 ? visible : visible.slice(partialFrom);
     if (final) {
       this.#heldLength = 0;
       if (partialsOn) this.#consumePartial(true, silentToken);
     }
+  }
+
+  /**
+   * Moves the content-position state (#heldLength) from `from` to `to` without visiting the positions in
+   * between; returns the next newline at or after `to` when it was found on the way (else -2, unknown).
+   */
+  #skipQuietPositions(visible: string, from: number, to: number, newline: number): number {
+    // the last newline in [from, to): positions after it are counted from the line start
+    let lastNewline = -1;
+    let next = newline >= from || newline === -1 ? newline : visible.indexOf("\n", from);
+    while (next !== -1 && next < to) {
+      lastNewline = next;
+      next = visible.indexOf("\n", next + 1);
+    }
+    this.#heldLength =
+      lastNewline === -1
+        ? (this.#heldLength + (to - from)) % PARTIAL_SPAN
+        : (to - lastNewline - 1) % PARTIAL_SPAN;
+    return next;
   }
 
   #consumePartial(final: boolean, silentToken: string): void {
@@ -484,10 +534,21 @@ class TextCollector {
     if (this.#recentLength >= COLLECT_CHUNK) this.#joinRecent();
   }
 
+  /**
+   * The whole text. The large pieces are concatenated, not joined: V8 keeps the result as a rope and copies
+   * it into one string only when something reads its characters, which the common consumer of `rawText`
+   * (a channel that streamed blocks) never does.
+   */
   text(): string {
     if (this.#recent.length > 0) this.#joinRecent();
-    if (this.#chunks.length > 1) this.#chunks.splice(0, this.#chunks.length, this.#chunks.join(""));
-    return this.#chunks[0] ?? "";
+    const chunks = this.#chunks;
+    if (chunks.length > 1) {
+      let whole = chunks[0] ?? "";
+      for (let index = 1; index < chunks.length; index++) whole += chunks[index];
+      chunks.length = 0;
+      chunks.push(whole);
+    }
+    return chunks[0] ?? "";
   }
 
   #joinRecent(): void {
@@ -495,6 +556,12 @@ class TextCollector {
     this.#recent.length = 0;
     this.#recentLength = 0;
   }
+}
+
+/** #heldLength after visible[from, to) when it was `held` at `from` (content positions every line end and PARTIAL_SPAN). */
+function heldLengthAfter(visible: string, from: number, to: number, held: number): number {
+  const lastNewline = visible.lastIndexOf("\n", to - 1);
+  return lastNewline >= from ? (to - lastNewline - 1) % PARTIAL_SPAN : (held + (to - from)) % PARTIAL_SPAN;
 }
 
 const latin1Scratch = new Uint8Array(INPUT_BATCH);

@@ -167,6 +167,68 @@ describe("split invariance", () => {
   });
 });
 
+describe("drain positions", () => {
+  // text without tags (visible text = raw text), with lines longer than PARTIAL_SPAN (256) characters
+  const longLine = fc
+    .tuple(fc.array(word, { minLength: 1, maxLength: 8 }), fc.integer({ min: 20, max: 120 }))
+    .map(([ws, times]) => Array.from({ length: times }, (_, i) => ws[i % ws.length]).join(" "));
+  const untagged = fc
+    .tuple(
+      fc.array(fc.oneof({ weight: 4, arbitrary: paragraph }, { weight: 2, arbitrary: fenced }, longLine), {
+        minLength: 1,
+        maxLength: 14,
+      }),
+      fc.constantFrom("\n\n", "\n", "\n\n\n"),
+    )
+    .map(([blocks, separator]) => blocks.join(separator))
+    .filter((text) => !text.includes("<"));
+
+  /**
+   * The documented rule: the chunker is drained after each line and every 256 characters of a line (the
+   * last piece, when it ends neither, only by the forced drain at the end).
+   */
+  function linePieces(text: string): string[] {
+    const pieces: string[] = [];
+    let start = 0;
+    for (let at = 0; at < text.length; at++) {
+      if (text.charCodeAt(at) === 10 || at + 1 - start === 256) {
+        pieces.push(text.slice(start, at + 1));
+        start = at + 1;
+      }
+    }
+    if (start < text.length) pieces.push(text.slice(start));
+    return pieces;
+  }
+
+  it("ReplyStream drains as a chunker fed line-sized pieces does, with and without partials", () => {
+    fc.assert(
+      fc.property(
+        untagged,
+        fc.array(fc.nat(), { maxLength: 60 }),
+        // small blocks make a drain one character off find another break
+        fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 400 })),
+        fc.oneof(fc.integer({ min: 0, max: 8 }), fc.integer({ min: 0, max: 300 })),
+        fc.constantFrom("paragraph" as const, "newline" as const, "sentence" as const),
+        fc.boolean(),
+        (text, cuts, minChars, extra, breakPreference, partials) => {
+          const chunking = { minChars, maxChars: minChars + extra, breakPreference };
+          const reference = new BlockChunker(chunking);
+          const expected: string[] = [];
+          for (const piece of linePieces(text)) {
+            reference.append(piece);
+            if (piece.endsWith("\n") || piece.length === 256)
+              reference.drain(false, (block) => expected.push(block.sourceText));
+          }
+          reference.drain(true, (block) => expected.push(block.sourceText));
+          const streamed = runReplyStream(splitAt(text, cuts), chunking, { partials, inputBatchChars: 97 });
+          expect(streamed.blocks).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe("block invariants", () => {
   it("blocks cover the text, stay within maxChars and keep fences balanced", () => {
     fc.assert(
