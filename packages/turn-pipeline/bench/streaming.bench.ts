@@ -4,8 +4,9 @@
 // EmbeddedBlockChunker on the same input in the same run (loaded from OPENCLAW_DIST when set; it loads under
 // Node 22; its 16 B figure is the baseline, its 4 KB figure a reference) and a naive re-scan chunker that
 // always runs. Each delivery runs twice: as a block-streaming channel subscribes (partials off) and with every
-// output. A second suite shows cost growing linearly: the same stream on 1 MB and 8 MB. A reference case shows
-// what a consumer that only collects 1-byte deltas into lines pays, without any processing.
+// output. A second suite shows cost growing linearly: the same stream on 1 MB and 8 MB. Two reference cases
+// show what any consumer of 1-byte deltas pays before processing them: one that only reads each delta's character
+// (the floor), one that collects them into lines.
 //
 // The 1-byte deltas are made as the stream goes (`text[i]`: V8 shares one-character strings, so nothing is
 // allocated), as a provider's stream parser hands them over: an array of 5 million of them, alive while a case
@@ -145,6 +146,32 @@ class PendingLineCollector {
   }
 }
 
+/**
+ * The floor of the 1-byte case: a consumer that only reads pi's event per delta and the delta's character
+ * (summing the character codes). What every consumer of 1-byte deltas pays before doing anything with them
+ * (the one-character string, the event, the call, the read); V8 inlines `handle` here and allocates no event
+ * object, as for ReplyStream. (Counting `delta.length` alone is cheaper still: V8 then need not make the
+ * one-character string at all.)
+ */
+class DeltaReader {
+  codeSum = 0;
+
+  handle(event: AssistantMessageEvent): void {
+    if (event.type === "text_delta") this.codeSum += event.delta.charCodeAt(0);
+  }
+}
+
+function readChars(reader: DeltaReader, text: string): void {
+  for (let index = 0; index < text.length; index++)
+    reader.handle({ type: "text_delta", contentIndex: 0, delta: text.charAt(index), partial });
+}
+
+function runReadOnly(deltas: CharDeltas): number {
+  const reader = new DeltaReader();
+  readChars(reader, deltas.text);
+  return reader.codeSum;
+}
+
 function collectChars(collector: PendingLineCollector, text: string): void {
   for (let index = 0; index < text.length; index++)
     collector.handle({ type: "text_delta", contentIndex: 0, delta: text.charAt(index), partial });
@@ -235,6 +262,11 @@ const DELIVERIES: { label: string; deltas: () => Deltas }[] = [
 // each case gets its deltas from `before` (untimed)
 const throughputCases: BenchCase<Deltas>[] = [
   { name: NAIVE_CASE, before: () => deltas16, run: (d) => runNaiveRescan(d as readonly string[]) },
+  {
+    name: "reference: deliver 1 B deltas to a consumer that only reads each character",
+    before: () => oneByte,
+    run: (d) => runReadOnly(d as CharDeltas),
+  },
   {
     name: "reference: collect 1 B deltas into lines, no processing",
     before: () => oneByte,

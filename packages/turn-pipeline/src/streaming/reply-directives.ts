@@ -235,7 +235,9 @@ export class StreamingDirectiveAccumulator {
 
   /** #consumePlain's text: the chunk, null (nothing to show) or undefined (general path needed). */
   #plainText(raw: string, silentToken: string): string | null | undefined {
-    const lastNewline = raw.lastIndexOf("\n");
+    // a chunk that ends its line (the usual one) has no last line that may become a MEDIA: line; the check
+    // first, as lastIndexOf is a runtime call that costs more than the rest of this path
+    const lastNewline = raw.charCodeAt(raw.length - 1) === 10 ? raw.length - 1 : raw.lastIndexOf("\n");
     if (lastNewline !== raw.length - 1) {
       const lastLine = lastNewline < 0 ? raw : raw.slice(lastNewline + 1);
       if (/^\s*MEDIA:/i.test(lastLine) || /^[\t ]*(MEDIA|MEDI|MED|ME|M)$/i.test(lastLine)) return undefined;

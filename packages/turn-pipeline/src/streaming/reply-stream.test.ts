@@ -55,6 +55,23 @@ function manualTimers(): TimerScheduler & { advance(ms: number): void } {
 }
 
 describe("ReplyStream", () => {
+  it("keeps text delivered one code unit per delta exactly, Latin-1 or not (surrogate halves included)", () => {
+    const text = "naïve café\n\n€ 5 — 😀 ok\n\nplain ascii line\n\n\ud800 lone";
+    const units = Array.from({ length: text.length }, (_, index) => text.charAt(index));
+    for (const inputBatchChars of [1, 3, 7, 4096]) {
+      const options = {
+        blockStreaming: { chunking: { minChars: 4, maxChars: 12 } },
+        inputBatchChars,
+      } satisfies ReplyStreamOptions;
+      const perUnit = collect(options, units);
+      const whole = collect(options, [text]);
+      expect(perUnit.payloads).toEqual(whole.payloads);
+      expect(perUnit.blocks).toEqual(whole.blocks);
+      expect(perUnit.partials.at(-1)).toBe(whole.partials.at(-1));
+      expect(perUnit.payloads[0]?.text).toContain("€ 5 — 😀 ok");
+    }
+  });
+
   it("hides reasoning tags, streams reasoning in stream mode and returns the final payload", () => {
     const out = collect({ reasoningMode: "stream" }, ["Hel", "lo <thi", "nk>secret plan</thi", "nk>world"]);
     expect(out.reasoning).toBe("secret plan");

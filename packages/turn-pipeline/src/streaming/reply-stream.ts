@@ -83,8 +83,17 @@ export class ReplyStream {
   #partialText = "";
   /** #partialText up to the last join: a few large strings (see TextCollector for why). */
   #partialJoined = "";
+  /** Partial deltas since the last join (see #consumePartial for the run kept beside them). */
   readonly #partialRecent: string[] = [];
   #partialRecentLength = 0;
+  /**
+   * The latest partial deltas that were consecutive slices of one visible text, unchanged by the directive
+   * pass (the usual lines): kept as that text and a range, and added to #partialRecent as one slice, so the
+   * join copies a few large pieces instead of one piece per line.
+   */
+  #partialRunText = "";
+  #partialRunStart = 0;
+  #partialRunEnd = 0;
   #reasoningText = "";
   #blocksStreamed = false;
   #heldDirectives: ReplyPayload = {};
@@ -119,8 +128,6 @@ export class ReplyStream {
    * the per-delta work. Turned into a string (exactly these code units) when the text is processed.
    */
   readonly #pendingCodes: Uint16Array;
-  /** The collected code units OR-ed together: below 256, they fit a one-byte string. */
-  #pendingCodeBits = 0;
   readonly #inputBatch: number;
   #pendingCodeCount = 0;
   #messageOpen = false;
@@ -179,7 +186,6 @@ export class ReplyStream {
     }
     const code = delta.charCodeAt(0);
     this.#pendingCodes[count] = code;
-    this.#pendingCodeBits |= code;
     this.#pendingCodeCount = count + 1;
   }
 
@@ -192,7 +198,6 @@ export class ReplyStream {
       const count = this.#pendingCodeCount + 1;
       const code = delta.charCodeAt(0);
       this.#pendingCodes[count - 1] = code;
-      this.#pendingCodeBits |= code;
       this.#pendingCodeCount = count;
       if (this.#pendingText.length + count >= this.#inputBatch) this.#processPending();
     } else {
@@ -277,6 +282,7 @@ export class ReplyStream {
     this.#partialJoined = "";
     this.#partialRecent.length = 0;
     this.#partialRecentLength = 0;
+    this.#partialRunText = "";
     this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: this.#options.enforceFinalTag ?? false });
     this.#partials = new StreamingDirectiveAccumulator();
     this.#finalSkeleton = new FinalTextSkeleton();
@@ -284,7 +290,6 @@ export class ReplyStream {
     this.#heldLength = 0;
     this.#pendingText = "";
     this.#pendingCodeCount = 0;
-    this.#pendingCodeBits = 0;
     this.#heldDirectives = {};
     this.#heldSource = "";
   }
@@ -305,8 +310,7 @@ export class ReplyStream {
     const count = this.#pendingCodeCount;
     if (count === 0) return this.#pendingText;
     this.#pendingCodeCount = 0;
-    const codes = decodeCodeUnits(this.#pendingCodes, count, this.#pendingCodeBits);
-    this.#pendingCodeBits = 0;
+    const codes = decodeCodeUnits(this.#pendingCodes, count);
     return this.#pendingText === "" ? codes : this.#pendingText + codes;
   }
 
@@ -368,10 +372,13 @@ export class ReplyStream {
             chunker.drain(false, this.#emitChunk);
           }
           if (partialsOn) {
+            // a chunk that is exactly visible[partialFrom, end) (nothing held from an earlier call) can
+            // extend the partial run
+            const whole = this.#partialHeld === "";
             this.#partialHeld +=
               partialFrom === 0 && end === length ? visible : visible.slice(partialFrom, end);
+            this.#consumePartial(false, silentToken, whole ? visible : undefined, partialFrom);
             partialFrom = end;
-            this.#consumePartial(false, silentToken);
           }
         } else this.#heldLength = heldLength;
       }
@@ -405,16 +412,28 @@ export class ReplyStream {
     return next;
   }
 
-  #consumePartial(final: boolean, silentToken: string): void {
+  /** `source`/`from`: the chunk is source.slice(from, from + chunk.length) (see #partialRunText). */
+  #consumePartial(final: boolean, silentToken: string, source?: string, from = 0): void {
     const chunk = this.#partialHeld;
     this.#partialHeld = "";
     if (!chunk && !final) return;
     const delta = this.#partials.consumeText(chunk, { final, silentToken });
     if (delta) {
-      this.#partialRecent.push(delta);
+      if (source !== undefined && delta === chunk) {
+        if (source !== this.#partialRunText || from !== this.#partialRunEnd) {
+          this.#endPartialRun();
+          this.#partialRunText = source;
+          this.#partialRunStart = from;
+        }
+        this.#partialRunEnd = from + delta.length;
+      } else {
+        this.#endPartialRun();
+        this.#partialRecent.push(delta);
+      }
       this.#partialRecentLength += delta.length;
       if (this.#partialRecentLength >= COLLECT_CHUNK) {
         // the same text, rebuilt from one joined string instead of one piece per line
+        this.#endPartialRun();
         this.#partialJoined += this.#partialRecent.join("");
         this.#partialText = this.#partialJoined;
         this.#partialRecent.length = 0;
@@ -422,6 +441,13 @@ export class ReplyStream {
       } else this.#partialText += delta;
       this.#publish({ type: "partial", text: this.#partialText, delta });
     }
+  }
+
+  #endPartialRun(): void {
+    const text = this.#partialRunText;
+    if (text === "") return;
+    this.#partialRecent.push(text.slice(this.#partialRunStart, this.#partialRunEnd));
+    this.#partialRunText = "";
   }
 
   #pushReasoning(delta: string): void {
@@ -569,9 +595,12 @@ const latin1Scratch = new Uint8Array(INPUT_BATCH);
 /**
  * The first `count` code units as a string, exactly (lone surrogates included). Decoded by Node's Buffer:
  * `String.fromCharCode.apply` over a typed array costs about 25 times as much. Code units that all fit a byte
- * become a one-byte string (as V8 keeps the text providers send), which the passes after scan faster.
+ * become a one-byte string (as V8 keeps the text providers send), which the passes after scan faster; they
+ * are OR-ed here, once per batch, rather than as each delta arrives (a dependency through memory per delta).
  */
-function decodeCodeUnits(codes: Uint16Array, count: number, bits: number): string {
+function decodeCodeUnits(codes: Uint16Array, count: number): string {
+  let bits = 0;
+  for (let index = 0; index < count; index++) bits |= codes[index] ?? 0;
   if (bits < 256) {
     const bytes = count <= latin1Scratch.length ? latin1Scratch : new Uint8Array(count);
     bytes.set(codes.subarray(0, count));
