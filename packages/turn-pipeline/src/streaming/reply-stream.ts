@@ -34,8 +34,10 @@ export type ReasoningMode = "off" | "on" | "stream";
 const PARTIAL_SPAN = 256;
 /** Deltas are collected until this many characters arrived or the event loop turns (see `handle`). */
 const INPUT_BATCH = 4096;
-/** TextCollector joins its pieces into one string per this many characters. */
+/** Small pieces (TextCollector's, the partial deltas) are joined into one string per this many characters. */
 const COLLECT_CHUNK = 256 * 1024;
+/** TextCollector keeps a batch this long as it is (see there). */
+const KEEP_PIECE = 1024;
 
 export type ReplyStreamOptions = {
   /** `stream` publishes reasoning as it arrives; `on` keeps it for the end; `off` drops it. */
@@ -401,9 +403,10 @@ export class ReplyStream {
     // the last newline in [from, to): positions after it are counted from the line start
     let lastNewline = -1;
     let next = newline >= from || newline === -1 ? newline : visible.indexOf("\n", from);
-    while (next !== -1 && next < to) {
-      lastNewline = next;
-      next = visible.indexOf("\n", next + 1);
+    if (next !== -1 && next < to) {
+      // two searches, not one per line: the backward one stops at `next` at the latest
+      lastNewline = next + 1 < to ? visible.lastIndexOf("\n", to - 1) : next;
+      next = visible.indexOf("\n", to);
     }
     this.#heldLength =
       lastNewline === -1
@@ -546,8 +549,11 @@ export class ReplyStream {
 }
 
 /**
- * Text appended in many small pieces (one per streamed line), kept as a few large strings: small pieces held
- * until the message ends would be copied by every young-generation collection on their way to the old one.
+ * A message's raw text, appended once per processed batch of deltas. A batch of at least KEEP_PIECE characters
+ * is kept as it is: joining such pieces into larger strings cost more (a fresh large allocation per join) than
+ * the young-generation collections that copy each once or twice on its way to the old generation. Smaller
+ * batches (a slow stream can process a few characters per event-loop turn) are joined per COLLECT_CHUNK, so a
+ * long message is never held as millions of tiny pieces.
  */
 class TextCollector {
   readonly #chunks: string[] = [];
@@ -555,6 +561,11 @@ class TextCollector {
   #recentLength = 0;
 
   append(text: string): void {
+    if (text.length >= KEEP_PIECE) {
+      if (this.#recent.length > 0) this.#joinRecent();
+      this.#chunks.push(text);
+      return;
+    }
     this.#recent.push(text);
     this.#recentLength += text.length;
     if (this.#recentLength >= COLLECT_CHUNK) this.#joinRecent();
