@@ -36,6 +36,8 @@ const PARTIAL_SPAN = 256;
 const INPUT_BATCH = 4096;
 /** Small pieces (TextCollector's, the partial deltas) are joined into one string per this many characters. */
 const COLLECT_CHUNK = 256 * 1024;
+/** joinPieces concatenates up to this many pieces as a rope and joins more. */
+const ROPE_PIECES = 64;
 /** TextCollector keeps a batch this long as it is (see there). */
 const KEEP_PIECE = 1024;
 
@@ -75,7 +77,8 @@ export type ReplyStreamListener = (event: ReplyStreamEvent) => void;
 
 export class ReplyStream {
   readonly #options: ReplyStreamOptions;
-  readonly #listeners = new Set<ReplyStreamListener>();
+  /** Replaced, never changed in place: a listener added or removed while an event is published takes effect from the next event. */
+  #listeners: readonly ReplyStreamListener[] = [];
   readonly #chunker: BlockChunker | undefined;
   readonly #coalescer: BlockCoalescer | undefined;
   #stripper: ReasoningStreamStripper;
@@ -158,8 +161,10 @@ export class ReplyStream {
   }
 
   subscribe(listener: ReplyStreamListener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    if (!this.#listeners.includes(listener)) this.#listeners = [...this.#listeners, listener];
+    return () => {
+      this.#listeners = this.#listeners.filter((subscribed) => subscribed !== listener);
+    };
   }
 
   /** Feeds one pi assistant event (`message_update.assistantMessageEvent`). */
@@ -437,7 +442,7 @@ export class ReplyStream {
       if (this.#partialRecentLength >= COLLECT_CHUNK) {
         // the same text, rebuilt from one joined string instead of one piece per line
         this.#endPartialRun();
-        this.#partialJoined += this.#partialRecent.join("");
+        this.#partialJoined += joinPieces(this.#partialRecent);
         this.#partialText = this.#partialJoined;
         this.#partialRecent.length = 0;
         this.#partialRecentLength = 0;
@@ -544,7 +549,8 @@ export class ReplyStream {
   }
 
   #publish(event: ReplyStreamEvent): void {
-    for (const listener of this.#listeners) listener(event);
+    const listeners = this.#listeners;
+    for (let index = 0; index < listeners.length; index++) listeners[index]?.(event);
   }
 }
 
@@ -593,6 +599,17 @@ class TextCollector {
     this.#recent.length = 0;
     this.#recentLength = 0;
   }
+}
+
+/**
+ * The pieces as one string: a few (large) pieces are concatenated as a rope (no copy: joining them allocated
+ * a fresh large string each time), many (small) ones joined into one string, so no rope grows one node per line.
+ */
+function joinPieces(pieces: readonly string[]): string {
+  if (pieces.length > ROPE_PIECES) return pieces.join("");
+  let text = "";
+  for (const piece of pieces) text += piece;
+  return text;
 }
 
 /** #heldLength after visible[from, to) when it was `held` at `from` (content positions every line end and PARTIAL_SPAN). */
