@@ -232,6 +232,29 @@ function appendAndDrainAll(
   }
 }
 
+function appendAndDrainChars(
+  chunker: InstanceType<OpenClawChunker>,
+  text: string,
+  emit: (text: string) => void,
+): void {
+  for (let index = 0; index < text.length; index++) {
+    chunker.append(text.charAt(index));
+    chunker.drain({ force: false, emit });
+  }
+}
+
+/** OpenClaw's chunker fed 1-byte deltas (its subscriber drains after every delta). */
+function runOpenClawChars(Chunker: OpenClawChunker, deltas: CharDeltas): number {
+  const chunker = new Chunker(CHUNKING);
+  let blocks = 0;
+  const emit = (): void => {
+    blocks++;
+  };
+  appendAndDrainChars(chunker, deltas.text, emit);
+  chunker.drain({ force: true, emit });
+  return blocks;
+}
+
 function runOpenClaw(Chunker: OpenClawChunker, deltas: readonly string[]): number {
   const chunker = new Chunker(CHUNKING);
   let blocks = 0;
@@ -312,6 +335,30 @@ const throughput: BenchSuite = defineSuite({
   cases: throughputCases,
 });
 
+// The same 1-byte delivery through OpenClaw's chunker, for a like-for-like ratio at 1 B (the main suite's
+// baseline is its 16 B figure, several times faster than this). One iteration: it takes about half a minute.
+const OPENCLAW_CHARS_CASE = "OpenClaw EmbeddedBlockChunker, 1 B deltas";
+const likeForLike: BenchSuite | undefined = openClaw
+  ? defineSuite({
+      name: "like for like at 1 B deltas: ReplyStream against OpenClaw's chunker fed the same 1-byte deltas",
+      baseline: OPENCLAW_CHARS_CASE,
+      iterations: 1,
+      warmup: 0,
+      bytesPerIteration: FIVE_MB,
+      cases: [
+        { name: OPENCLAW_CHARS_CASE, run: () => runOpenClawChars(openClaw, oneByte) },
+        {
+          name: "ReplyStream, blocks + reasoning + final (partials off), 1 B deltas",
+          run: () => runReplyStream(oneByte, false),
+        },
+        {
+          name: "ReplyStream, every output (partials on), 1 B deltas",
+          run: () => runReplyStream(oneByte, true),
+        },
+      ],
+    })
+  : undefined;
+
 const oneMb = split(realisticReply(1024 * 1024), 16);
 const eightMb = split(realisticReply(8 * 1024 * 1024), 16);
 const linear: BenchSuite = defineSuite({
@@ -343,4 +390,4 @@ const longLine: BenchSuite = defineSuite({
   ],
 });
 
-export default [throughput, linear, longLine];
+export default likeForLike ? [throughput, likeForLike, linear, longLine] : [throughput, linear, longLine];

@@ -133,6 +133,11 @@ export class ReplyStream {
    * the per-delta work. Turned into a string (exactly these code units) when the text is processed.
    */
   readonly #pendingCodes: Uint16Array;
+  /**
+   * The collected code units OR-ed together: below 256, they fit a one-byte string. (OR-ing them once per
+   * batch instead, in the decode, took 3 % more instructions for 1-byte deltas: counted with valgrind.)
+   */
+  #pendingCodeBits = 0;
   readonly #inputBatch: number;
   #pendingCodeCount = 0;
   #messageOpen = false;
@@ -193,6 +198,7 @@ export class ReplyStream {
     }
     const code = delta.charCodeAt(0);
     this.#pendingCodes[count] = code;
+    this.#pendingCodeBits |= code;
     this.#pendingCodeCount = count + 1;
   }
 
@@ -205,6 +211,7 @@ export class ReplyStream {
       const count = this.#pendingCodeCount + 1;
       const code = delta.charCodeAt(0);
       this.#pendingCodes[count - 1] = code;
+      this.#pendingCodeBits |= code;
       this.#pendingCodeCount = count;
       if (this.#pendingText.length + count >= this.#inputBatch) this.#processPending();
     } else {
@@ -297,6 +304,7 @@ export class ReplyStream {
     this.#heldLength = 0;
     this.#pendingText = "";
     this.#pendingCodeCount = 0;
+    this.#pendingCodeBits = 0;
     this.#heldDirectives = {};
     this.#heldSource = "";
   }
@@ -317,7 +325,8 @@ export class ReplyStream {
     const count = this.#pendingCodeCount;
     if (count === 0) return this.#pendingText;
     this.#pendingCodeCount = 0;
-    const codes = decodeCodeUnits(this.#pendingCodes, count);
+    const codes = decodeCodeUnits(this.#pendingCodes, count, this.#pendingCodeBits);
+    this.#pendingCodeBits = 0;
     return this.#pendingText === "" ? codes : this.#pendingText + codes;
   }
 
@@ -623,12 +632,9 @@ const latin1Scratch = new Uint8Array(INPUT_BATCH);
 /**
  * The first `count` code units as a string, exactly (lone surrogates included). Decoded by Node's Buffer:
  * `String.fromCharCode.apply` over a typed array costs about 25 times as much. Code units that all fit a byte
- * become a one-byte string (as V8 keeps the text providers send), which the passes after scan faster; they
- * are OR-ed here, once per batch, rather than as each delta arrives (a dependency through memory per delta).
+ * become a one-byte string (as V8 keeps the text providers send), which the passes after scan faster.
  */
-function decodeCodeUnits(codes: Uint16Array, count: number): string {
-  let bits = 0;
-  for (let index = 0; index < count; index++) bits |= codes[index] ?? 0;
+function decodeCodeUnits(codes: Uint16Array, count: number, bits: number): string {
   if (bits < 256) {
     const bytes = count <= latin1Scratch.length ? latin1Scratch : new Uint8Array(count);
     bytes.set(codes.subarray(0, count));
