@@ -390,15 +390,15 @@ export class ReplyStream {
           if (partialsOn) {
             // a chunk that is exactly visible[partialFrom, end) (nothing held from an earlier call) can
             // extend the partial run
-            const whole = this.#partialHeld === "";
+            const onlyVisible = this.#partialHeld === "";
             this.#partialHeld +=
               partialFrom === 0 && end === length ? visible : visible.slice(partialFrom, end);
-            this.#consumePartial(false, silentToken, whole ? visible : undefined, partialFrom);
+            this.#consumePartial(false, silentToken, onlyVisible ? visible : undefined, partialFrom);
             partialFrom = end;
           }
         } else this.#heldLength = heldLength;
       }
-    } else this.#heldLength = heldLengthAfter(visible, 0, length, this.#heldLength);
+    } else this.#skipQuietPositions(visible, 0, length, -2);
     if (chunker !== undefined && appended < length)
       chunker.append(appended === 0 ? visible : visible.slice(appended));
     if (partialsOn && partialFrom < length)
@@ -411,7 +411,8 @@ export class ReplyStream {
 
   /**
    * Moves the content-position state (#heldLength) from `from` to `to` without visiting the positions in
-   * between; returns the next newline at or after `to` when it was found on the way (else -2, unknown).
+   * between; returns the next newline at or after `to` (-1: none). `newline` is #feedVisible's cached next
+   * newline (-2: unknown).
    */
   #skipQuietPositions(visible: string, from: number, to: number, newline: number): number {
     // the last newline in [from, to): positions after it are counted from the line start
@@ -619,12 +620,6 @@ function joinPieces(pieces: readonly string[]): string {
   let text = "";
   for (const piece of pieces) text += piece;
   return text;
-}
-
-/** #heldLength after visible[from, to) when it was `held` at `from` (content positions every line end and PARTIAL_SPAN). */
-function heldLengthAfter(visible: string, from: number, to: number, held: number): number {
-  const lastNewline = visible.lastIndexOf("\n", to - 1);
-  return lastNewline >= from ? (to - lastNewline - 1) % PARTIAL_SPAN : (held + (to - from)) % PARTIAL_SPAN;
 }
 
 const latin1Scratch = new Uint8Array(INPUT_BATCH);
