@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { defaultAgentId, listAgentIds, resolveAgentConfig } from "./agents.ts";
+import { AGENT_DEFAULTS } from "./defaults.ts";
 import { parseConfig } from "./load.ts";
 
 const parse = (input: unknown) => parseConfig(input, { env: {}, cpuCount: 2 });
@@ -45,7 +46,7 @@ describe("agents", () => {
     expect(ops?.model).toEqual({ primary: "c/z" });
     expect(ops?.timeoutSeconds).toBe(100);
     expect(ops?.blockStreamingChunk).toEqual({ minChars: 100, maxChars: 900, breakPreference: "paragraph" });
-    expect(ops?.sandbox).toEqual({ mode: "non-main", scope: "agent", workspaceAccess: "ro" });
+    expect(ops?.sandbox).toEqual({ ...AGENT_DEFAULTS.sandbox, mode: "non-main", workspaceAccess: "ro" });
     expect(ops?.isDefault).toBe(true);
   });
 

@@ -21,7 +21,25 @@ export const AGENT_DEFAULTS = {
   skipBootstrap: false,
   bootstrapMaxChars: 20_000,
   subagents: { maxSpawnDepth: 5, maxConcurrent: 8 },
-  sandbox: { mode: "off", scope: "agent", workspaceAccess: "none" },
+  sandbox: {
+    mode: "off",
+    scope: "agent",
+    workspaceAccess: "none",
+    engine: "bwrap",
+    network: false,
+    /** Wall time of one sandboxed command (the exec tool's own timeout still applies when shorter). */
+    timeoutSeconds: 120,
+    /** Output a sandboxed command may write before it is killed. */
+    maxOutputBytes: 1024 * 1024,
+    /** Address space of each sandboxed process. */
+    memoryMb: 1024,
+    /** Processes (and threads) in one sandboxed command at once. */
+    maxProcesses: 256,
+    /** Largest file a sandboxed process may write. */
+    maxFileMb: 512,
+    /** Size of the sandbox's private /tmp (memory-backed). */
+    tmpMb: 256,
+  },
   compaction: { reserveTokensFloor: 20_000, timeoutSeconds: 180 },
 } as const;
 
@@ -63,6 +81,23 @@ export const AUTH_COOLDOWN_DEFAULTS = {
   authPermanentMaxHours: 1,
   failureWindowHours: 24,
 } as const;
+
+/** Environment variables `exec` passes on (sandboxed or not); `tools.exec.envAllow` adds more. */
+export const EXEC_ENV_ALLOW_DEFAULT = [
+  "PATH",
+  "HOME",
+  "LANG",
+  "LANGUAGE",
+  "LC_*",
+  "TERM",
+  "TZ",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "TMPDIR",
+  "COLORTERM",
+  "NO_COLOR",
+] as const;
 
 export const STORE_DEFAULTS = { driver: "sqlite" } as const;
 

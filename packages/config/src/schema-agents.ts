@@ -32,8 +32,23 @@ const chunkFields = {
 const coalesceFields = { idleMs: nonNegativeInt, minChars: positiveInt, maxChars: positiveInt };
 const sandboxFields = {
   mode: z.enum(["off", "non-main", "all"]).describe('"non-main": sandbox every session but the main one.'),
-  scope: z.enum(["session", "agent", "shared"]),
-  workspaceAccess: z.enum(["none", "ro", "rw"]),
+  scope: z
+    .enum(["session", "agent", "shared"])
+    .describe("One sandbox workspace per session, per agent, or one for all."),
+  workspaceAccess: z
+    .enum(["none", "ro", "rw"])
+    .describe(
+      '"none": only the sandbox workspace; "ro": the agent workspace read-only at /agent; "rw": the agent workspace read-write at /workspace.',
+    ),
+  engine: z.enum(["bwrap"]).describe("bubblewrap (Debian package `bubblewrap`): the only engine."),
+  workspaceRoot: nonEmptyString.describe("Where sandbox workspaces live; default <stateDir>/sandboxes."),
+  network: z.boolean().describe("Network inside the sandbox; default off (loopback only)."),
+  timeoutSeconds: positiveInt.describe("Wall time of one sandboxed command."),
+  maxOutputBytes: positiveInt.describe("Output one sandboxed command may write before it is killed."),
+  memoryMb: positiveInt.describe("Address space of each sandboxed process (MiB)."),
+  maxProcesses: positiveInt.describe("Processes of one sandboxed command at once."),
+  maxFileMb: positiveInt.describe("Largest file a sandboxed process may write (MiB)."),
+  tmpMb: positiveInt.describe("Size of the sandbox's private /tmp (MiB, memory-backed)."),
 };
 const subagentFields = {
   maxSpawnDepth: positiveInt,
@@ -56,6 +71,15 @@ const sandbox = z.strictObject({
   mode: sandboxFields.mode.default(D.sandbox.mode),
   scope: sandboxFields.scope.default(D.sandbox.scope),
   workspaceAccess: sandboxFields.workspaceAccess.default(D.sandbox.workspaceAccess),
+  engine: sandboxFields.engine.default(D.sandbox.engine),
+  workspaceRoot: sandboxFields.workspaceRoot.optional(),
+  network: sandboxFields.network.default(D.sandbox.network),
+  timeoutSeconds: sandboxFields.timeoutSeconds.default(D.sandbox.timeoutSeconds),
+  maxOutputBytes: sandboxFields.maxOutputBytes.default(D.sandbox.maxOutputBytes),
+  memoryMb: sandboxFields.memoryMb.default(D.sandbox.memoryMb),
+  maxProcesses: sandboxFields.maxProcesses.default(D.sandbox.maxProcesses),
+  maxFileMb: sandboxFields.maxFileMb.default(D.sandbox.maxFileMb),
+  tmpMb: sandboxFields.tmpMb.default(D.sandbox.tmpMb),
 });
 const subagents = z.strictObject({
   maxSpawnDepth: subagentFields.maxSpawnDepth.default(D.subagents.maxSpawnDepth),

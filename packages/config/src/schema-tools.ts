@@ -30,6 +30,22 @@ export const elevatedConfig = z.strictObject({
     .describe("Per channel, the senders who may use elevated mode."),
 });
 
+const nonOwnerHostTools = z
+  .boolean()
+  .describe(
+    "Let sessions that non-owners can reach (open DMs, groups) run exec/write/edit outside a sandbox. Default false.",
+  );
+
+/** `tools.exec`: what every `exec` command gets, sandboxed or not. */
+export const execConfig = z.strictObject({
+  envAllow: z
+    .array(nonEmptyString)
+    .optional()
+    .describe(
+      'Environment variables passed to commands besides the default allowlist (names or "PREFIX_*"); never one the config references.',
+    ),
+});
+
 /** `agents.list[].tools`: the agent layer (and its sandbox override). */
 export const agentToolsConfig = z.strictObject({
   profile: toolProfile.optional(),
@@ -37,6 +53,7 @@ export const agentToolsConfig = z.strictObject({
   byProvider: byProvider.optional(),
   sandbox: z.strictObject({ tools: toolListPolicy.optional() }).optional(),
   elevated: elevatedConfig.optional(),
+  nonOwnerHostTools: nonOwnerHostTools.optional(),
 });
 
 /** Top-level `tools`. */
@@ -58,6 +75,8 @@ export const toolsConfig = z.strictObject({
     .optional()
     .describe('Per sender ("telegram:123") policy, the last pipeline layer.'),
   maxCallsPerTurn: positiveInt.optional(),
+  nonOwnerHostTools: nonOwnerHostTools.optional(),
+  exec: execConfig.optional(),
 });
 
 export type ToolsConfig = z.output<typeof toolsConfig>;

@@ -29,7 +29,19 @@ describe("valid configs and defaults", () => {
       breakPreference: "paragraph",
     });
     expect(config.agents.defaults.blockStreamingCoalesce).toEqual({ idleMs: 1000 });
-    expect(config.agents.defaults.sandbox).toEqual({ mode: "off", scope: "agent", workspaceAccess: "none" });
+    expect(config.agents.defaults.sandbox).toEqual({
+      mode: "off",
+      scope: "agent",
+      workspaceAccess: "none",
+      engine: "bwrap",
+      network: false,
+      timeoutSeconds: 120,
+      maxOutputBytes: 1_048_576,
+      memoryMb: 1024,
+      maxProcesses: 256,
+      maxFileMb: 512,
+      tmpMb: 256,
+    });
     expect(config.agents.defaults.subagents).toEqual({ maxSpawnDepth: 5, maxConcurrent: 8 });
     expect(config.agents.list).toEqual([]);
     expect(config.messages.queue).toEqual({ mode: "steer", debounceMs: 500, cap: 20, drop: "summarize" });
