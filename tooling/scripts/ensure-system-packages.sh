@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian programs the test suite drives for real, when they are missing: PostgreSQL (the
-# session-store's second backend and its multi-process tests start their own server from initdb/postgres) and
-# Chromium (the web chat page is tested in a real headless browser). Owns: detecting and installing them.
+# session-store's second backend and its multi-process tests start their own server from initdb/postgres),
+# Chromium (the web chat page is tested in a real headless browser) and bubblewrap (the sandbox engine). Owns: detecting and installing them.
 # Does not own: starting them (each test starts its own instance in a temporary folder). Fast when present:
 # two file checks. Called by `tooling/pnpm test`.
 set -euo pipefail
@@ -15,6 +15,8 @@ for dir in $(command -v initdb >/dev/null 2>&1 && dirname "$(command -v initdb)"
 done
 $have_postgres || missing+=(postgresql)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# The sandbox engine: its escape suite runs the real thing.
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -14,6 +14,7 @@ export type LayerEntry = {
 
 const CONFIG = "@agent-kernel/config";
 const MARKDOWN = "@agent-kernel/markdown";
+const SANDBOX = "@agent-kernel/sandbox";
 const TOOL_POLICY = "@agent-kernel/tool-policy";
 const SESSION_STORE = "@agent-kernel/session-store";
 const RUNTIME_RESOLVER = "@agent-kernel/runtime-resolver";
@@ -30,14 +31,19 @@ export const PACKAGE_LAYERS: Readonly<Record<string, LayerEntry>> = {
   [CONFIG]: { layer: 0, mayDependOn: [] },
   // Fence rules and the block chunker: shared by streaming and the channels' text limits, so it sits below both.
   [MARKDOWN]: { layer: 0, mayDependOn: [] },
+  // Containment of the commands tools run: no kernel types, so a third party can use it alone.
+  [SANDBOX]: { layer: 0, mayDependOn: [] },
   [TOOL_POLICY]: { layer: 1, mayDependOn: [CONFIG] },
   [SESSION_STORE]: { layer: 1, mayDependOn: [CONFIG] },
-  [RUNTIME_RESOLVER]: { layer: 2, mayDependOn: [CONFIG, TOOL_POLICY, SESSION_STORE] },
+  [RUNTIME_RESOLVER]: { layer: 2, mayDependOn: [CONFIG, SANDBOX, TOOL_POLICY, SESSION_STORE] },
   [TURN_PIPELINE]: {
     layer: 2,
-    mayDependOn: [CONFIG, MARKDOWN, TOOL_POLICY, SESSION_STORE, RUNTIME_RESOLVER],
+    mayDependOn: [CONFIG, MARKDOWN, SANDBOX, TOOL_POLICY, SESSION_STORE, RUNTIME_RESOLVER],
   },
-  [KERNEL]: { layer: 3, mayDependOn: [CONFIG, TOOL_POLICY, SESSION_STORE, RUNTIME_RESOLVER, TURN_PIPELINE] },
+  [KERNEL]: {
+    layer: 3,
+    mayDependOn: [CONFIG, SANDBOX, TOOL_POLICY, SESSION_STORE, RUNTIME_RESOLVER, TURN_PIPELINE],
+  },
   // Channels persist pairing requests, approvals and poll offsets in the session store.
   [CHANNELS_CORE]: { layer: 3, mayDependOn: [CONFIG, MARKDOWN, SESSION_STORE] },
   [CHANNEL_ADAPTERS]: { layer: 4, mayDependOn: [CHANNELS_CORE, CONFIG, MARKDOWN] },

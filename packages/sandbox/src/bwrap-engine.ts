@@ -1,0 +1,315 @@
+// The bubblewrap engine (`bwrap`, the engine Flatpak uses): each command in fresh user, pid, ipc, uts, cgroup
+// and (unless network is on) network namespaces, with no capabilities, as an unprivileged uid. Only the
+// system directories (read-only), the command's mounts, a private /proc, /dev and /tmp exist inside: no host
+// /proc, home, state dir or config. Limits: rlimits set before the command runs (memory, file size,
+// processes), a pids cgroup per command when the gateway runs as root (root ignores RLIMIT_NPROC), wall time,
+// output. Owns: building the bwrap argv, probing that bwrap works here, running. Does not own: which
+// directories to mount (layout.ts) or the environment (environment.ts).
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, statSync } from "node:fs";
+import { delimiter, isAbsolute, join } from "node:path";
+import { findPidsController, type PidsController, type PidsGroup } from "./pids-cgroup.ts";
+import { runProcess } from "./process-runner.ts";
+import type {
+  EngineStatus,
+  ProcessLimitEnforcement,
+  SandboxCommand,
+  SandboxEngine,
+  SandboxResult,
+} from "./types.ts";
+import { SandboxUnavailableError } from "./types.ts";
+
+/** The uid and gid commands run as inside (mapped to the gateway's own uid outside). */
+export const SANDBOX_UID = 1000;
+export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+const INSTALL_FIX =
+  'install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`), or set the agent\'s sandbox.mode to "off" to run tools on the host';
+
+/** Top-level system directories made visible read-only (a merged-/usr system has most as symlinks). */
+const SYSTEM_DIRS = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"] as const;
+/** Files and folders of /etc programs need to run; nothing with host secrets or identities. */
+const ETC_ALWAYS = ["alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "bash.bashrc"];
+/** Only with network on: name resolution and TLS roots. */
+const ETC_NETWORK = [
+  "resolv.conf",
+  "hosts",
+  "nsswitch.conf",
+  "gai.conf",
+  "ssl",
+  "ca-certificates",
+  "host.conf",
+];
+
+export interface BwrapEngineOptions {
+  /** The bwrap binary; default the first `bwrap` on PATH (the gateway's PATH, not the command's). */
+  readonly bwrapPath?: string | undefined;
+  /** Pids cgroups: "auto" (default) finds one; false never uses one (tests of the rlimit path). */
+  readonly pidsCgroup?: "auto" | false | undefined;
+}
+
+function findOnPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (dir === "") continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  for (const dir of ["/usr/bin", "/usr/local/bin", "/bin"]) {
+    const candidate = join(dir, name);
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function systemBinds(): string[] {
+  const args: string[] = [];
+  for (const name of SYSTEM_DIRS) {
+    const path = `/${name}`;
+    let stat: ReturnType<typeof lstatSync>;
+    try {
+      stat = lstatSync(path);
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink()) args.push("--symlink", readlinkSync(path), path);
+    else if (stat.isDirectory()) args.push("--ro-bind", path, path);
+  }
+  return args;
+}
+
+function etcBinds(network: boolean): string[] {
+  const names = network ? [...ETC_ALWAYS, ...ETC_NETWORK] : ETC_ALWAYS;
+  return names.flatMap((name) => ["--ro-bind-try", `/etc/${name}`, `/etc/${name}`]);
+}
+
+const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:/tmp:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+const GROUP = `root:x:0:\nsandbox:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
+
+/** The shell line that sets the limits, then replaces itself with the command (`$1`). */
+function limitsPrelude(command: SandboxCommand, processLimit: ProcessLimitEnforcement): string {
+  const limits = command.limits;
+  const kib = (bytes: number) => Math.max(1, Math.floor(bytes / 1024));
+  const flags = [`-c 0`, `-v ${kib(limits.memoryBytes)}`, `-f ${kib(limits.maxFileBytes)}`];
+  // RLIMIT_NPROC in a fresh user namespace counts only the command's own processes; under a cgroup it is
+  // set too (harmless, and it holds if the cgroup step is ever skipped for a non-root gateway).
+  if (processLimit !== "none") flags.push(`-u ${limits.maxProcesses}`);
+  // bash's ulimit sets soft and hard limits together: the command cannot raise them again.
+  return `ulimit ${flags.join(" ")} || { echo "sandbox: could not set limits" >&2; exit 125; }\nexec /bin/bash -c "$1"`;
+}
+
+/** The bwrap arguments for a command (exported for tests and `doctor`: nothing here runs anything). */
+export function bwrapArgs(command: SandboxCommand, processLimit: ProcessLimitEnforcement): string[] {
+  for (const mount of command.mounts) {
+    if (!isAbsolute(mount.path) || !isAbsolute(mount.hostPath)) {
+      throw new Error(`sandbox mount paths must be absolute: ${mount.path} <- ${mount.hostPath}`);
+    }
+  }
+  const args = [
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    ...(command.network ? ["--share-net"] : ["--unshare-net"]),
+    "--uid",
+    String(SANDBOX_UID),
+    "--gid",
+    String(SANDBOX_UID),
+    "--hostname",
+    "sandbox",
+    "--cap-drop",
+    "ALL",
+    "--die-with-parent",
+    "--new-session",
+    ...systemBinds(),
+    ...etcBinds(command.network),
+    "--ro-bind-data",
+    "3",
+    "/etc/passwd",
+    "--ro-bind-data",
+    "4",
+    "/etc/group",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--size",
+    String(command.limits.tmpBytes),
+    "--tmpfs",
+    "/tmp",
+  ];
+  // Shorter paths first, so a mount nested in another is mounted over it.
+  const mounts = [...command.mounts].sort((a, b) => a.path.length - b.path.length);
+  for (const mount of mounts) args.push(mount.writable ? "--bind" : "--ro-bind", mount.hostPath, mount.path);
+  // The root itself (a tmpfs bwrap made) read-only: a write outside the mounts and /tmp fails instead of
+  // landing somewhere the command could mistake for the host.
+  args.push("--remount-ro", "/");
+  args.push("--chdir", command.cwd);
+  args.push("--", "/bin/bash", "-c", limitsPrelude(command, processLimit), "sandbox", command.command);
+  return args;
+}
+
+/** Mount paths as the command sees them must resolve to a mount's host directory to start bwrap in. */
+function hostCwd(command: SandboxCommand): string {
+  const mount = [...command.mounts]
+    .sort((a, b) => b.path.length - a.path.length)
+    .find((candidate) => command.cwd === candidate.path || command.cwd.startsWith(`${candidate.path}/`));
+  if (mount === undefined) throw new Error(`sandbox cwd ${command.cwd} is not inside any mount`);
+  return mount.hostPath;
+}
+
+/** The environment a sandboxed command sees: the caller's, with paths that exist inside. */
+function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...env, PATH: SANDBOX_PATH, HOME: "/tmp", TMPDIR: "/tmp", USER: "sandbox", LOGNAME: "sandbox" };
+}
+
+const PROBE_TTL_MS = 30_000;
+
+export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngine {
+  let cached: { at: number; status: EngineStatus } | undefined;
+  let pids: PidsController | undefined | null = null;
+  const pidsController = (): PidsController | undefined => {
+    if (pids === null) pids = options.pidsCgroup === false ? undefined : findPidsController();
+    return pids;
+  };
+  const processLimitHere = (): ProcessLimitEnforcement => {
+    if (pidsController() !== undefined) return "cgroup";
+    return process.getuid?.() === 0 ? "none" : "rlimit";
+  };
+
+  const launch = async (command: SandboxCommand, bwrap: string): Promise<SandboxResult> => {
+    const processLimit = processLimitHere();
+    const args = bwrapArgs(command, processLimit);
+    let group: PidsGroup | undefined;
+    let file = bwrap;
+    let argv = args;
+    const controller = processLimit === "cgroup" ? pidsController() : undefined;
+    if (controller !== undefined) {
+      group = controller.create(`cmd-${process.pid}-${randomUUID()}`, command.limits.maxProcesses);
+      // The launcher joins the group before bwrap starts, so every process of the command is counted.
+      file = "/bin/sh";
+      argv = [
+        "-c",
+        'echo $$ > "$1" || exit 125; shift; exec "$@"',
+        "sandbox-launch",
+        group.procsFile,
+        bwrap,
+        ...args,
+      ];
+    }
+    try {
+      return await runProcess({
+        file,
+        args: argv,
+        cwd: hostCwd(command),
+        env: sandboxEnv(command.env),
+        dataFds: [PASSWD, GROUP],
+        timeoutMs: command.limits.timeoutMs,
+        maxOutputBytes: command.limits.maxOutputBytes,
+        signal: command.signal,
+        onData: command.onData,
+        kill: () => group?.dispose(),
+      });
+    } finally {
+      group?.dispose();
+    }
+  };
+
+  const probe = async (): Promise<EngineStatus> => {
+    const bwrap = options.bwrapPath ?? findOnPath("bwrap");
+    if (bwrap === undefined || !existsSync(bwrap)) {
+      return {
+        available: false,
+        engine: "bwrap",
+        problem: options.bwrapPath
+          ? `${options.bwrapPath} does not exist`
+          : "bwrap is not installed (not on PATH)",
+        fix: INSTALL_FIX,
+      };
+    }
+    const version = spawnSync(bwrap, ["--version"], { encoding: "utf8", timeout: 10_000 });
+    if (version.status !== 0) {
+      return {
+        available: false,
+        engine: "bwrap",
+        problem: `${bwrap} --version failed: ${(version.stderr || version.error?.message || "").trim()}`,
+        fix: INSTALL_FIX,
+      };
+    }
+    // A real start: user namespaces may be disabled (sysctl, AppArmor) even where bwrap is installed.
+    const tmp = process.env.TMPDIR && isAbsolute(process.env.TMPDIR) ? process.env.TMPDIR : "/tmp";
+    let trial: SandboxResult | undefined;
+    let output = "";
+    try {
+      trial = await launch(
+        {
+          command: "exit 0",
+          cwd: "/probe",
+          env: {},
+          mounts: [{ path: "/probe", hostPath: tmp, writable: false }],
+          network: false,
+          limits: {
+            timeoutMs: 15_000,
+            maxOutputBytes: 64 * 1024,
+            memoryBytes: 256 * 1024 * 1024,
+            maxProcesses: 16,
+            maxFileBytes: 1024 * 1024,
+            tmpBytes: 1024 * 1024,
+          },
+          onData: (chunk) => {
+            output += chunk.toString("utf8");
+          },
+        },
+        bwrap,
+      );
+    } catch (error) {
+      output = error instanceof Error ? error.message : String(error);
+    }
+    if (trial?.exitCode !== 0) {
+      return {
+        available: false,
+        engine: "bwrap",
+        problem: `${bwrap} cannot start a sandbox here: ${output.trim() || `exit ${trial?.exitCode ?? "?"}`}`,
+        fix: "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the distribution's AppArmor profile for bwrap), or set the agent's sandbox.mode to \"off\"",
+      };
+    }
+    const processLimit = processLimitHere();
+    return {
+      available: true,
+      engine: "bwrap",
+      version: version.stdout.trim(),
+      processLimit,
+      warnings:
+        processLimit === "none"
+          ? [
+              "the process limit is not enforced: the gateway runs as root and no pids cgroup is writable (run the gateway as an ordinary user, or give it a pids cgroup)",
+            ]
+          : [],
+    };
+  };
+
+  return {
+    name: "bwrap",
+    async probe(probeOptions = {}) {
+      if (!probeOptions.fresh && cached !== undefined && Date.now() - cached.at < PROBE_TTL_MS) {
+        return cached.status;
+      }
+      const status = await probe();
+      cached = { at: Date.now(), status };
+      return status;
+    },
+    async run(command) {
+      const status = await this.probe();
+      if (!status.available) throw new SandboxUnavailableError("bwrap", status.problem, status.fix);
+      const bwrap = options.bwrapPath ?? findOnPath("bwrap");
+      if (bwrap === undefined)
+        throw new SandboxUnavailableError("bwrap", "bwrap is not installed", INSTALL_FIX);
+      return launch(command, bwrap);
+    },
+  };
+}

@@ -1,0 +1,42 @@
+// The no-sandbox engine: a command runs on the host as the gateway's user, in the host directory of its cwd.
+// Owns: the same interface and bounds as the real engines where they make sense without containment — the
+// environment it is given (scrubbed by the caller), wall time, output and abort — and killing the command's
+// process group when it ends. Does not own, and does not give: any filesystem, network, memory or process
+// containment. Sessions that need those run under `bwrap`.
+import { runProcess } from "./process-runner.ts";
+import type { SandboxCommand, SandboxEngine, SandboxResult } from "./types.ts";
+
+function hostCwd(command: SandboxCommand): string {
+  const mount = [...command.mounts]
+    .sort((a, b) => b.path.length - a.path.length)
+    .find((candidate) => command.cwd === candidate.path || command.cwd.startsWith(`${candidate.path}/`));
+  if (mount === undefined) return command.cwd;
+  return mount.hostPath + command.cwd.slice(mount.path.length);
+}
+
+export function createHostEngine(): SandboxEngine {
+  return {
+    name: "host",
+    async probe() {
+      return {
+        available: true,
+        engine: "host",
+        version: process.version,
+        processLimit: "none",
+        warnings: [],
+      };
+    },
+    run(command): Promise<SandboxResult> {
+      return runProcess({
+        file: "/bin/bash",
+        args: ["-c", command.command],
+        cwd: hostCwd(command),
+        env: command.env,
+        timeoutMs: command.limits.timeoutMs,
+        maxOutputBytes: command.limits.maxOutputBytes,
+        signal: command.signal,
+        onData: command.onData,
+      });
+    },
+  };
+}

@@ -1,0 +1,83 @@
+// What a sandboxed session sees. Owns: the mount layout for each workspace access (`none`: only the sandbox
+// workspace at /workspace; `ro`: that plus the agent workspace read-only at /agent; `rw`: the agent workspace
+// read-write at /workspace), the sandbox workspace directory of a scope key under the workspace root, and
+// limits from plain settings. Does not own: which scope key a session has (runtime-resolver) or running.
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import type { SandboxLimits, SandboxMount } from "./types.ts";
+
+export type WorkspaceAccess = "none" | "ro" | "rw";
+
+/** Where the writable workspace appears inside (the command's cwd). */
+export const SANDBOX_WORKSPACE_PATH = "/workspace";
+/** Where the agent workspace appears inside with `workspaceAccess: "ro"`. */
+export const AGENT_WORKSPACE_PATH = "/agent";
+
+export interface SandboxLayout {
+  /** The working directory inside. */
+  readonly cwd: string;
+  readonly mounts: readonly SandboxMount[];
+}
+
+export function sandboxLayout(params: {
+  readonly workspaceAccess: WorkspaceAccess;
+  /** The agent's own workspace on the host. */
+  readonly agentWorkspace: string;
+  /** The sandbox workspace on the host (unused with `rw`). */
+  readonly sandboxWorkspace: string;
+}): SandboxLayout {
+  switch (params.workspaceAccess) {
+    case "rw":
+      return {
+        cwd: SANDBOX_WORKSPACE_PATH,
+        mounts: [{ path: SANDBOX_WORKSPACE_PATH, hostPath: params.agentWorkspace, writable: true }],
+      };
+    case "ro":
+      return {
+        cwd: SANDBOX_WORKSPACE_PATH,
+        mounts: [
+          { path: SANDBOX_WORKSPACE_PATH, hostPath: params.sandboxWorkspace, writable: true },
+          { path: AGENT_WORKSPACE_PATH, hostPath: params.agentWorkspace, writable: false },
+        ],
+      };
+    case "none":
+      return {
+        cwd: SANDBOX_WORKSPACE_PATH,
+        mounts: [{ path: SANDBOX_WORKSPACE_PATH, hostPath: params.sandboxWorkspace, writable: true }],
+      };
+  }
+}
+
+/**
+ * The host directory of a scope's sandbox workspace: a readable slug of the key plus a hash of it, so two
+ * keys never share a directory and no key (`../x`, `a/b`) leaves the root.
+ */
+export function sandboxWorkspaceDir(root: string, scopeKey: string): string {
+  const slug = scopeKey
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, "-")
+    .replace(/^[-.]+|-+$/g, "")
+    .slice(0, 48);
+  const hash = createHash("sha256").update(scopeKey).digest("hex").slice(0, 12);
+  return join(root, `${slug || "sandbox"}-${hash}`);
+}
+
+/** Config-style settings (seconds, MiB) as limits. */
+export function sandboxLimits(settings: {
+  readonly timeoutSeconds: number;
+  readonly maxOutputBytes: number;
+  readonly memoryMb: number;
+  readonly maxProcesses: number;
+  readonly maxFileMb: number;
+  readonly tmpMb: number;
+}): SandboxLimits {
+  const mib = 1024 * 1024;
+  return {
+    timeoutMs: settings.timeoutSeconds * 1000,
+    maxOutputBytes: settings.maxOutputBytes,
+    memoryBytes: settings.memoryMb * mib,
+    maxProcesses: settings.maxProcesses,
+    maxFileBytes: settings.maxFileMb * mib,
+    tmpBytes: settings.tmpMb * mib,
+  };
+}

@@ -1,0 +1,177 @@
+// A pids cgroup per sandboxed command. Owns: finding a pids controller this process may write (cgroup v1
+// `pids` hierarchy, or a cgroup v2 directory with the pids controller delegated to us), creating one child
+// cgroup per command with `pids.max`, and killing and removing it afterwards. Why it exists: the process
+// limit must hold when the gateway runs as root, and the kernel never applies RLIMIT_NPROC to root. Does not
+// own: moving the command into the group (the engine's launcher writes its own pid first, then execs).
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const GROUP_DIR = "agent-kernel-sandbox";
+
+export interface PidsGroup {
+  /** The `cgroup.procs` file the launcher writes its pid to. */
+  readonly procsFile: string;
+  /** Kills every process still in the group (SIGKILL), then removes it; safe to call more than once. */
+  dispose(): void;
+}
+
+export interface PidsController {
+  readonly version: 1 | 2;
+  /** The directory command groups are created in. */
+  readonly parent: string;
+  create(id: string, maxProcesses: number): PidsGroup;
+}
+
+function mountPoints(): { path: string; type: string; options: string }[] {
+  let text: string;
+  try {
+    text = readFileSync("/proc/self/mountinfo", "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const [left = "", right = ""] = line.split(" - ");
+      const fields = left.split(" ");
+      const [type = "", , superOptions = ""] = right.split(" ");
+      return { path: (fields[4] ?? "").replace(/\\040/g, " "), type, options: superOptions };
+    });
+}
+
+function ownCgroupPaths(): Map<string, string> {
+  const paths = new Map<string, string>();
+  try {
+    for (const line of readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
+      const match = /^\d+:([^:]*):(.*)$/.exec(line);
+      if (match) paths.set(match[1] ?? "", match[2] ?? "/");
+    }
+  } catch {
+    // not Linux, or /proc hidden
+  }
+  return paths;
+}
+
+function writable(dir: string): boolean {
+  const probe = join(dir, `${GROUP_DIR}-probe-${process.pid}`);
+  try {
+    mkdirSync(probe);
+    rmdirSync(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function killAll(dir: string): void {
+  // cgroup v2 has cgroup.kill; v1 needs the pids listed and killed until none is left (a forking process can
+  // add one between reading and killing, hence the loop).
+  const killFile = join(dir, "cgroup.kill");
+  if (existsSync(killFile)) {
+    try {
+      writeFileSync(killFile, "1");
+    } catch {
+      // fall through to the v1 way
+    }
+  }
+  for (let round = 0; round < 100; round++) {
+    let pids: number[];
+    try {
+      pids = readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
+    } catch {
+      return;
+    }
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+  }
+}
+
+function removeGroup(dir: string): void {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    try {
+      rmdirSync(dir);
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return;
+      // EBUSY: killed processes not reaped yet.
+      killAll(dir);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+    }
+  }
+}
+
+function controllerAt(version: 1 | 2, base: string): PidsController | undefined {
+  const parent = join(base, GROUP_DIR);
+  try {
+    mkdirSync(parent, { recursive: true });
+  } catch {
+    return undefined;
+  }
+  if (version === 2) {
+    // Children of `parent` need the pids controller enabled in its subtree.
+    try {
+      writeFileSync(join(parent, "cgroup.subtree_control"), "+pids");
+    } catch {
+      return undefined;
+    }
+  }
+  if (!writable(parent)) return undefined;
+  return {
+    version,
+    parent,
+    create(id, maxProcesses) {
+      const dir = join(parent, id);
+      mkdirSync(dir);
+      try {
+        writeFileSync(join(dir, "pids.max"), String(maxProcesses));
+      } catch (error) {
+        removeGroup(dir);
+        throw error;
+      }
+      let disposed = false;
+      return {
+        procsFile: join(dir, "cgroup.procs"),
+        dispose() {
+          if (disposed) return;
+          disposed = true;
+          killAll(dir);
+          removeGroup(dir);
+        },
+      };
+    },
+  };
+}
+
+/** A pids controller this process can use, or undefined (then only RLIMIT_NPROC is available). */
+export function findPidsController(): PidsController | undefined {
+  if (process.platform !== "linux") return undefined;
+  const own = ownCgroupPaths();
+  const mounts = mountPoints();
+  const v1 = mounts.find((mount) => mount.type === "cgroup" && mount.options.split(",").includes("pids"));
+  if (v1) {
+    const controller = controllerAt(1, join(v1.path, own.get("pids") ?? "/"));
+    if (controller) return controller;
+  }
+  const v2 = mounts.find((mount) => mount.type === "cgroup2");
+  if (v2) {
+    const ownPath = own.get("") ?? "/";
+    // A v2 cgroup may hold processes or enable controllers for children, not both: only the directory above
+    // ours, when delegated, can take our groups as siblings.
+    try {
+      const controllers = readFileSync(join(v2.path, "cgroup.controllers"), "utf8");
+      if (!controllers.split(/\s+/).includes("pids")) return undefined;
+    } catch {
+      return undefined;
+    }
+    return controllerAt(2, ownPath === "/" ? v2.path : join(v2.path, ownPath, ".."));
+  }
+  return undefined;
+}
