@@ -1,13 +1,14 @@
 // The gateway's durable inbox: an inbound message is accepted once it is a file under
 // `<stateDir>/auto-reply/inbox/` (written to a temporary name, fsynced, then renamed, so a crash leaves either
 // the whole message or nothing), and removed once its turn has an outcome. On start the gateway replays what
-// is left, in arrival order: a message accepted before a shutdown or crash is never lost. Owns the file format
-// and its ordering. Does not own deciding what to do with a message (gateway.ts).
+// is left, in arrival order: a message accepted before a shutdown or crash is never lost. Messages are the
+// users' words (and whatever secrets they pasted): the folders are owner-only (0700, an older install's
+// tightened) and every file is created 0600 (private-files.ts). Owns the file format and its ordering. Does not
+// own deciding what to do with a message (gateway.ts).
 import { randomUUID } from "node:crypto";
 import {
   closeSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -17,6 +18,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import type { InboundMessage } from "@agent-kernel/channels-core";
+import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenFile } from "./private-files.ts";
 
 export interface InboxEntry {
   readonly id: string;
@@ -43,7 +45,7 @@ export class Inbox {
 
   constructor(stateDir: string) {
     this.dir = join(stateDir, "auto-reply", "inbox");
-    mkdirSync(this.dir, { recursive: true });
+    ensurePrivateDir(this.dir, stateDir);
   }
 
   /** Stores the message durably; resolves to its entry id (file names sort in arrival order). */
@@ -52,7 +54,7 @@ export class Inbox {
     const id = `${Date.now().toString().padStart(15, "0")}-${this.#sequence.toString().padStart(9, "0")}-${randomUUID().slice(0, 8)}`;
     const entry: StoredEntry = { version: 1, message: storable(message), senderIsOwner };
     const temporary = join(this.dir, `.${id}.tmp`);
-    const fd = openSync(temporary, "w");
+    const fd = openSync(temporary, "w", PRIVATE_FILE_MODE);
     try {
       writeSync(fd, JSON.stringify(entry));
       fsyncSync(fd);
@@ -80,8 +82,10 @@ export class Inbox {
         rmSync(join(this.dir, name), { force: true });
         continue;
       }
-      if (!name.endsWith(".json")) continue;
       const file = join(this.dir, name);
+      // An older install wrote entries 0644: one still waiting (or set aside) is tightened before it is read.
+      tightenFile(file);
+      if (!name.endsWith(".json")) continue;
       try {
         const parsed = JSON.parse(readFileSync(file, "utf8")) as Partial<StoredEntry>;
         const message = parsed.message;

@@ -3,9 +3,10 @@
 // handler resolved but whose offset may not be saved yet: on a crash between the two writes the next start
 // re-fetches those updates and skips them, so the handler never sees one twice. Implementations: memory,
 // a JSON file (write to a temporary file then rename, so a crash leaves the old or the new state, never a
-// torn one), and the session store's channel-state table (reached through a structural interface, as the
-// layer rules keep channels-* from importing session-store). Does not own the polling loop (polling.ts).
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+// torn one; created owner-only: the file 0600, a folder it creates 0700), and the session store's
+// channel-state table (reached through a structural interface, as the layer rules keep channels-* from
+// importing session-store). Does not own the polling loop (polling.ts).
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { ChannelError } from "@agent-kernel/channels-core";
 import { CHANNEL_ID } from "./bot-api.ts";
@@ -128,10 +129,26 @@ function checkPollState(value: unknown, where: string): PollState {
   };
 }
 
+/** State at rest is the owner's alone: the file 0600, a folder the store creates for it 0700. */
+const PRIVATE_FILE_MODE = 0o600;
+const PRIVATE_DIR_MODE = 0o700;
+
+/** An older release wrote the file 0644: removes group and other access (best effort; another user's stays). */
+async function tighten(path: string): Promise<void> {
+  try {
+    const { mode } = await stat(path);
+    if ((mode & 0o077) !== 0) await chmod(path, mode & 0o7777 & ~0o077);
+  } catch {
+    // Missing, another user's, or a read-only file system: not ours to tighten.
+  }
+}
+
 /**
  * A JSON file `{ "offset": 1234, "handled": [1234], "botId": 123456 }`. Every write goes to a temporary file in the same
  * directory, then replaces the file by rename (atomic on POSIX filesystems). A file that is not valid state
- * makes `load` throw a clear error and is never overwritten by guesswork.
+ * makes `load` throw a clear error and is never overwritten by guesswork. The file is written owner-only (0600;
+ * an existing looser one is tightened when first read), and a missing folder for it is created 0700; an
+ * existing folder is the caller's and keeps its mode.
  */
 export function fileOffsetStore(path: string): OffsetStore {
   let state: PollState | undefined;
@@ -150,6 +167,7 @@ export function fileOffsetStore(path: string): OffsetStore {
         });
       }
     }
+    if (text !== undefined) await tighten(path);
     state = text === undefined ? { handled: [] } : parsePollState(text, path);
     return state;
   }
@@ -159,8 +177,12 @@ export function fileOffsetStore(path: string): OffsetStore {
       counter += 1;
       const temporary = `${path}.${process.pid}.${counter}.tmp`;
       try {
-        await mkdir(dirname(path), { recursive: true });
-        await writeFile(temporary, `${JSON.stringify(next)}\n`, { encoding: "utf8", flush: true });
+        await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+        await writeFile(temporary, `${JSON.stringify(next)}\n`, {
+          encoding: "utf8",
+          flush: true,
+          mode: PRIVATE_FILE_MODE,
+        });
         await rename(temporary, path);
       } catch (error) {
         await rm(temporary, { force: true });

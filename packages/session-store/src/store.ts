@@ -169,7 +169,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     ...(options.walCheckpoint === undefined ? {} : { walCheckpoint: options.walCheckpoint }),
   };
-  const raw = openSqliteFile(path, sqliteOptions);
+  const raw = openSqliteFile(path, sqliteOptions, stateDir);
   try {
     migrateOrExplain(raw, path, "controlPlane");
   } catch (error) {
@@ -397,7 +397,7 @@ class SqliteStore implements SqliteSessionStore {
     const cached = this.#agents.get(key);
     if (cached !== undefined) return cached;
     const path = agentDatabasePath(this.stateDir, key);
-    const raw = openSqliteFile(path, this.#sqliteOptions);
+    const raw = openSqliteFile(path, this.#sqliteOptions, this.stateDir);
     try {
       migrateOrExplain(raw, path, "agent");
     } catch (error) {

@@ -21,6 +21,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { PRIVATE_FILE_MODE } from "../private-files.ts";
 import type { RunOwner } from "../runs.ts";
 import type { TranscriptEntry } from "../transcript.ts";
 
@@ -90,7 +91,8 @@ export class AppendJournal {
     const entryLine = `${linePrefix}${append.body}}\n`;
     const line = marker === undefined ? entryLine : `${markerLine(marker)}${entryLine}`;
     try {
-      this.#fd ??= openSync(this.path, "a", 0o600);
+      // Owner-only from its creation (private-files.ts): the lines are transcript entries.
+      this.#fd ??= openSync(this.path, "a", PRIVATE_FILE_MODE);
       if (writeSync(this.#fd, line) !== Buffer.byteLength(line)) throw new Error("short write");
     } catch {
       // A torn line, if any, is reported by the replay of this file and skipped; the entry is committed directly.

@@ -1,12 +1,13 @@
-// Opening one SQLite file with the store's settings. Owns: creating the parent folder, the pragmas (WAL,
-// busy_timeout, foreign keys, synchronous), when the WAL is checkpointed, and turning low-level failures (not
-// a database, read-only place, missing permissions) into a `StoreOpenError` naming the file. Does not own:
-// the schema (migrator.ts). Also loads Kysely on demand (`loadKysely`).
-import { mkdirSync } from "node:fs";
+// Opening one SQLite file with the store's settings. Owns: creating the parent folder and the file owner-only
+// (private-files.ts: folders 0700, the database and so its -wal/-shm 0600, a looser one tightened), the
+// pragmas (WAL, busy_timeout, foreign keys, synchronous), when the WAL is checkpointed, and turning low-level
+// failures (not a database, read-only place, missing permissions) into a `StoreOpenError` naming the file.
+// Does not own: the schema (migrator.ts). Also loads Kysely on demand (`loadKysely`).
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { StoreOpenError } from "../errors.ts";
+import { ensurePrivateDatabase, ensurePrivateDir } from "../private-files.ts";
 
 /**
  * `normal` (the default): in WAL mode every commit is written to the WAL before it returns, so it survives a
@@ -38,12 +39,22 @@ export interface SqliteOpenOptions {
   readonly busyTimeoutMs?: number;
 }
 
-export function openSqliteFile(path: string, options: SqliteOpenOptions = {}): Database.Database {
+/**
+ * Opens (creating when missing) the database at `path`. Its folder, and every folder from `privateRoot` (the
+ * state dir; default the folder itself) down to it, are made or tightened to 0700, and the file to 0600 before
+ * SQLite opens it, so SQLite's -wal and -shm files, which take the database file's mode, are 0600 as well.
+ */
+export function openSqliteFile(
+  path: string,
+  options: SqliteOpenOptions = {},
+  privateRoot: string = dirname(path),
+): Database.Database {
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    ensurePrivateDir(dirname(path), privateRoot);
   } catch (error) {
     throw new StoreOpenError(path, `cannot create its folder (${describe(error)})`, { cause: error });
   }
+  ensurePrivateDatabase(path);
   let db: Database.Database;
   try {
     db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
