@@ -9,4 +9,20 @@ export {
   type DefaultToolsOptions,
   type MessageSink,
 } from "./default-tools.ts";
+export {
+  describeMounts,
+  hostPathView,
+  type PathAccess,
+  type PathMount,
+  type PathView,
+  type ResolvedPath,
+  resolveInView,
+} from "./path-view.ts";
+export {
+  type BoundedReadDetails,
+  type BoundedReadToolOptions,
+  createBoundedReadTool,
+  DEFAULT_LINE_COUNT_SCAN_BYTES,
+  DEFAULT_MAX_IMAGE_BYTES,
+} from "./read-tool.ts";
 export { resolveInsideWorkspace, WorkspacePathError } from "./workspace-paths.ts";

@@ -1,0 +1,504 @@
+// The `read` tool over a path view, in bounded memory. Owns: resolving the model's path in the view for
+// reading, streaming the file through a fixed buffer and keeping only the requested lines (pi's own read tool
+// loads the whole file, so 3 lines of a 500 MB file cost gigabytes), pi's limits and continuation notes,
+// describing binary files instead of dumping them, and handing the images pi can attach to pi's read tool under
+// a size cap. Does not own: the path rules (path-view.ts) or image decoding and resizing (pi's).
+import { constants } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
+import { Type } from "@earendil-works/pi-ai";
+import {
+  createReadToolDefinition,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  defineTool,
+  detectSupportedImageMimeTypeFromFile,
+  formatSize,
+  type ToolDefinition,
+} from "@earendil-works/pi-coding-agent";
+import { describeMounts, type PathView, resolveInView } from "./path-view.ts";
+
+export interface BoundedReadToolOptions {
+  /** Most lines one call returns. Default: pi's 2000. */
+  readonly maxLines?: number | undefined;
+  /** Most bytes of text one call returns. Default: pi's 50 KB. */
+  readonly maxBytes?: number | undefined;
+  /** Larger images are described instead of attached. Default 20 MB. */
+  readonly maxImageBytes?: number | undefined;
+  /**
+   * Bytes read past the returned lines to count the file's lines for "of N"; past it the total is not given.
+   * Default 16 MB.
+   */
+  readonly lineCountScanBytes?: number | undefined;
+}
+
+export interface BoundedReadDetails {
+  readonly kind: "text" | "binary" | "image";
+  /** The file as the model named it, absolute in the view. */
+  readonly path: string;
+  readonly sizeBytes: number;
+  /** Text only: the first and last line returned (1-based; lastLine < firstLine when none). */
+  readonly firstLine?: number;
+  readonly lastLine?: number;
+  /** Text only: the file's line count, when it was counted to the end. */
+  readonly totalLines?: number;
+  /** Text only: the offset that continues where this read stopped, when more lines follow. */
+  readonly nextOffset?: number;
+  /** Text only: why the output stopped before the end of the file, if it did. */
+  readonly truncatedBy?: TextStop;
+}
+
+export const DEFAULT_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+export const DEFAULT_LINE_COUNT_SCAN_BYTES = 16 * 1024 * 1024;
+/** How much of the file's start decides "binary": NUL bytes or invalid UTF-8 in it. */
+const BINARY_SNIFF_BYTES = 8 * 1024;
+const READ_CHUNK_BYTES = 64 * 1024;
+const NEWLINE = 0x0a;
+
+// pi's read schema, field for field (the model has learned it), built once.
+const READ_PARAMETERS = Type.Object({
+  path: Type.String({ description: "Path to the file to read (relative or absolute)" }),
+  offset: Type.Optional(Type.Number({ description: "Line number to start reading from (1-indexed)" })),
+  limit: Type.Optional(Type.Number({ description: "Maximum number of lines to read" })),
+});
+
+type TextStop = "limit" | "lines" | "bytes" | "line-length";
+
+/**
+ * The lines `[start, start + wanted)` of a stream of chunks, under a byte budget, keeping no more than the
+ * output plus one line's worth of bytes; then the file's line count, for at most `countScanBytes` more.
+ * A line ends at "\n" (a "\r" before it stays, as in pi); a last line without one is still a line.
+ */
+class LineWindow {
+  readonly lines: string[] = [];
+  stop: TextStop | undefined;
+  /** The byte length of the over-long first line when `stop` is "line-length" and its end was reached. */
+  longLineBytes: number | undefined;
+  #completedLines = 0;
+  #currentLineBytes = 0;
+  #parts: Buffer[] = [];
+  #keptBytes = 0;
+  #outputBytes = 0;
+  #closed = false;
+  #longLineOpen = false;
+  #bytesAfterClose = 0;
+
+  readonly start: number;
+  readonly wanted: number;
+  readonly stopAtWanted: TextStop;
+  readonly maxBytes: number;
+  readonly countScanBytes: number;
+
+  constructor(window: {
+    readonly start: number;
+    readonly wanted: number;
+    readonly stopAtWanted: TextStop;
+    readonly maxBytes: number;
+    readonly countScanBytes: number;
+  }) {
+    this.start = window.start;
+    this.wanted = window.wanted;
+    this.stopAtWanted = window.stopAtWanted;
+    this.maxBytes = window.maxBytes;
+    this.countScanBytes = window.countScanBytes;
+  }
+
+  /** Whether reading further can change nothing: the output is decided and the counting budget spent. */
+  get satisfied(): boolean {
+    return this.#closed && this.#bytesAfterClose >= this.countScanBytes;
+  }
+
+  get lastLine(): number {
+    return this.start + this.lines.length - 1;
+  }
+
+  push(chunk: Buffer): void {
+    if (this.#closed) {
+      this.#count(chunk, 0);
+      this.#bytesAfterClose += chunk.length;
+      return;
+    }
+    let position = 0;
+    while (position < chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, position);
+      const end = newline === -1 ? chunk.length : newline;
+      this.#take(chunk, position, end);
+      if (this.#closed) {
+        this.#count(chunk, end);
+        this.#bytesAfterClose += chunk.length - end;
+        return;
+      }
+      if (newline === -1) return;
+      this.#endLine();
+      position = newline + 1;
+      if (this.#closed) {
+        this.#count(chunk, position);
+        this.#bytesAfterClose += chunk.length - position;
+        return;
+      }
+    }
+  }
+
+  /** The file's line count, at its end. */
+  finish(): number {
+    if (this.#currentLineBytes > 0) {
+      if (this.#closed) {
+        if (this.#longLineOpen) this.longLineBytes = this.#currentLineBytes;
+        this.#completedLines += 1;
+      } else {
+        this.#endLine();
+      }
+    }
+    return this.#completedLines;
+  }
+
+  get #collecting(): boolean {
+    return !this.#closed && this.#completedLines + 1 >= this.start;
+  }
+
+  #take(chunk: Buffer, from: number, to: number): void {
+    this.#currentLineBytes += to - from;
+    if (!this.#collecting) return;
+    // Keep a little over the budget: enough to cut an over-long line on a character boundary.
+    const room = Math.min(to - from, this.maxBytes + 4 - this.#keptBytes);
+    if (room > 0) {
+      this.#parts.push(Buffer.from(chunk.subarray(from, from + room)));
+      this.#keptBytes += room;
+    }
+    if (this.lines.length === 0 && this.#currentLineBytes > this.maxBytes) {
+      this.lines.push(headOnCharBoundary(Buffer.concat(this.#parts, this.#keptBytes), this.maxBytes));
+      this.#close("line-length");
+      this.#longLineOpen = true;
+    } else if (this.lines.length > 0 && this.#outputBytes + 1 + this.#currentLineBytes > this.maxBytes) {
+      this.#close("bytes");
+    }
+  }
+
+  #endLine(): void {
+    if (this.#collecting) {
+      const line = Buffer.concat(this.#parts, this.#keptBytes).toString("utf8");
+      this.#outputBytes += (this.lines.length > 0 ? 1 : 0) + this.#currentLineBytes;
+      this.lines.push(line);
+      if (this.lines.length >= this.wanted) this.#close(this.stopAtWanted);
+    }
+    this.#completedLines += 1;
+    this.#currentLineBytes = 0;
+    this.#parts = [];
+    this.#keptBytes = 0;
+  }
+
+  #close(stop: TextStop): void {
+    this.#closed = true;
+    this.stop = stop;
+    this.#parts = [];
+    this.#keptBytes = 0;
+  }
+
+  /** Counts the line ends in `chunk` from `from` on (the output is decided; only the total is still open). */
+  #count(chunk: Buffer, from: number): void {
+    let position = from;
+    for (;;) {
+      const newline = chunk.indexOf(NEWLINE, position);
+      if (newline === -1) {
+        this.#currentLineBytes += chunk.length - position;
+        return;
+      }
+      this.#currentLineBytes += newline - position;
+      if (this.#longLineOpen) {
+        this.longLineBytes = this.#currentLineBytes;
+        this.#longLineOpen = false;
+      }
+      this.#completedLines += 1;
+      this.#currentLineBytes = 0;
+      position = newline + 1;
+    }
+  }
+}
+
+/** The first at most `maxBytes` bytes of a line as text, not cutting a UTF-8 character in two. */
+function headOnCharBoundary(bytes: Buffer, maxBytes: number): string {
+  let end = Math.min(bytes.length, maxBytes);
+  // Back up over continuation bytes to the start of the character the cut falls in, unless it ends there.
+  if (end < bytes.length) {
+    while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1;
+  }
+  return bytes.subarray(0, end).toString("utf8");
+}
+
+/** Whether a file's first bytes are not text: a NUL byte, or invalid UTF-8 (a character cut at the end of a
+ * sniff shorter than the file excepted). */
+function looksBinary(head: Buffer, wholeFile: boolean): boolean {
+  if (head.includes(0)) return true;
+  try {
+    // `stream: true` holds back an incomplete last character instead of rejecting it.
+    new TextDecoder("utf-8", { fatal: true }).decode(head, { stream: !wholeFile });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function startsWithBytes(head: Buffer, bytes: readonly number[], at = 0): boolean {
+  return bytes.every((byte, index) => head[at + index] === byte);
+}
+
+function startsWithText(head: Buffer, text: string, at = 0): boolean {
+  return head.length >= at + text.length && head.toString("latin1", at, at + text.length) === text;
+}
+
+/** What a binary file's magic bytes say it is ("a PNG image"), or undefined when they say nothing known. */
+export function describeMagic(head: Buffer): string | undefined {
+  if (startsWithBytes(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "a PNG image";
+  if (startsWithBytes(head, [0xff, 0xd8, 0xff])) return "a JPEG image";
+  if (startsWithText(head, "GIF87a") || startsWithText(head, "GIF89a")) return "a GIF image";
+  if (startsWithText(head, "RIFF") && startsWithText(head, "WEBP", 8)) return "a WebP image";
+  if (startsWithText(head, "RIFF") && startsWithText(head, "WAVE", 8)) return "WAV audio";
+  if (startsWithText(head, "BM") && head.length >= 26) return "a BMP image";
+  if (startsWithBytes(head, [0x7f, 0x45, 0x4c, 0x46])) return "an ELF executable";
+  if (startsWithText(head, "MZ")) return "a Windows executable";
+  if (
+    startsWithBytes(head, [0xcf, 0xfa, 0xed, 0xfe]) ||
+    startsWithBytes(head, [0xce, 0xfa, 0xed, 0xfe]) ||
+    startsWithBytes(head, [0xfe, 0xed, 0xfa, 0xcf]) ||
+    startsWithBytes(head, [0xfe, 0xed, 0xfa, 0xce])
+  ) {
+    return "a Mach-O executable";
+  }
+  if (startsWithBytes(head, [0x00, 0x61, 0x73, 0x6d])) return "a WebAssembly module";
+  if (startsWithBytes(head, [0x1f, 0x8b])) return "gzip data";
+  if (startsWithText(head, "BZh")) return "bzip2 data";
+  if (startsWithBytes(head, [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])) return "xz data";
+  if (startsWithBytes(head, [0x28, 0xb5, 0x2f, 0xfd])) return "zstd data";
+  if (startsWithBytes(head, [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c])) return "a 7-zip archive";
+  if (
+    startsWithBytes(head, [0x50, 0x4b, 0x03, 0x04]) ||
+    startsWithBytes(head, [0x50, 0x4b, 0x05, 0x06]) ||
+    startsWithBytes(head, [0x50, 0x4b, 0x07, 0x08])
+  ) {
+    return "a zip archive";
+  }
+  if (startsWithText(head, "ustar", 257)) return "a tar archive";
+  if (startsWithText(head, "%PDF-")) return "a PDF document";
+  if (startsWithText(head, "SQLite format 3\u0000")) return "an SQLite database";
+  if (startsWithText(head, "ftyp", 4)) return "an MP4/QuickTime media file";
+  if (startsWithText(head, "ID3")) return "MP3 audio";
+  if (startsWithText(head, "OggS")) return "Ogg media";
+  if (startsWithText(head, "fLaC")) return "FLAC audio";
+  if (startsWithBytes(head, [0xca, 0xfe, 0xba, 0xbe])) return "a Java class file or Mach-O universal binary";
+  return undefined;
+}
+
+/** Up to `length` bytes from `position`, fewer only at the end of the file. */
+async function readAt(handle: FileHandle, length: number, position: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
+}
+
+function aborted(): Error {
+  return new Error("Operation aborted");
+}
+
+/** The open file, or an error a model can act on. */
+async function openForReading(hostPath: string, requested: string): Promise<FileHandle> {
+  try {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below as not a regular file).
+    // O_NOFOLLOW: the path has its links followed already; one appearing since is a race, not a file.
+    return await open(hostPath, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") throw new Error(`file "${requested}" does not exist`);
+    if (code === "EACCES" || code === "EPERM") throw new Error(`permission denied reading "${requested}"`);
+    if (code === "ELOOP") throw new Error(`file "${requested}" became a symbolic link while being read`);
+    if (code === "EISDIR") throw new Error(`"${requested}" is a directory, not a file`);
+    throw error;
+  }
+}
+
+function kindOfNonFile(stats: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
+  if (stats.isDirectory()) return "a directory";
+  if (stats.isFIFO()) return "a named pipe";
+  if (stats.isSocket()) return "a socket";
+  return "a device";
+}
+
+interface TextRead {
+  readonly text: string;
+  readonly details: Omit<BoundedReadDetails, "kind" | "path" | "sizeBytes">;
+}
+
+/** The requested lines of a text file, with pi's continuation notes. */
+async function readTextWindow(
+  handle: FileHandle,
+  head: Buffer,
+  size: number,
+  request: { readonly offset: number | undefined; readonly limit: number | undefined },
+  limits: { readonly maxLines: number; readonly maxBytes: number; readonly countScanBytes: number },
+  signal: AbortSignal | undefined,
+): Promise<TextRead> {
+  const start = request.offset === undefined || !(request.offset >= 1) ? 1 : Math.floor(request.offset);
+  const userLimit = request.limit === undefined ? undefined : Math.floor(request.limit);
+  if (userLimit !== undefined && !(userLimit >= 1)) {
+    throw new Error(`limit must be at least 1 line (got ${request.limit})`);
+  }
+  const byUser = userLimit !== undefined && userLimit <= limits.maxLines;
+  const window = new LineWindow({
+    start,
+    wanted: byUser ? userLimit : limits.maxLines,
+    stopAtWanted: byUser ? "limit" : "lines",
+    maxBytes: limits.maxBytes,
+    countScanBytes: limits.countScanBytes,
+  });
+  window.push(head);
+  let position = head.length;
+  let atEnd = head.length < BINARY_SNIFF_BYTES;
+  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  // Once satisfied, one more read still runs when the file may end right here: "more lines follow" must be true.
+  while (!atEnd && !(window.satisfied && position < size)) {
+    if (signal?.aborted) throw aborted();
+    const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK_BYTES, position);
+    if (bytesRead === 0) {
+      atEnd = true;
+      break;
+    }
+    position += bytesRead;
+    window.push(buffer.subarray(0, bytesRead));
+  }
+  const totalLines = atEnd ? window.finish() : undefined;
+  const { lines, stop } = window;
+  if (lines.length === 0 && totalLines !== undefined && start > Math.max(totalLines, 1)) {
+    throw new Error(`Offset ${request.offset} is beyond end of file (${totalLines} lines total)`);
+  }
+  const lastLine = window.lastLine;
+  const moreFollow = totalLines === undefined || totalLines > lastLine;
+  const base = { firstLine: start, lastLine, ...(totalLines === undefined ? {} : { totalLines }) };
+  const text = lines.join("\n");
+  if (stop === undefined || !moreFollow) return { text, details: base };
+  const nextOffset = lastLine + 1;
+  const continued = { ...base, nextOffset, truncatedBy: stop };
+  const ofTotal = totalLines === undefined ? `of a ${formatSize(size)} file` : `of ${totalLines}`;
+  switch (stop) {
+    case "line-length": {
+      const length =
+        window.longLineBytes === undefined
+          ? `longer than ${formatSize(limits.countScanBytes)}`
+          : formatSize(window.longLineBytes);
+      return {
+        text: `${text}\n\n[Line ${start} is ${length}, over the ${formatSize(limits.maxBytes)} limit: showing its first ${formatSize(Buffer.byteLength(text))}. Use offset=${nextOffset} to continue after it.]`,
+        details: continued,
+      };
+    }
+    case "lines":
+      return {
+        text: `${text}\n\n[Showing lines ${start}-${lastLine} ${ofTotal}. Use offset=${nextOffset} to continue.]`,
+        details: continued,
+      };
+    case "bytes":
+      return {
+        text: `${text}\n\n[Showing lines ${start}-${lastLine} ${ofTotal} (${formatSize(limits.maxBytes)} limit). Use offset=${nextOffset} to continue.]`,
+        details: continued,
+      };
+    case "limit": {
+      const more =
+        totalLines === undefined
+          ? `More lines in file (${formatSize(size)})`
+          : `${totalLines - lastLine} more lines in file`;
+      return { text: `${text}\n\n[${more}. Use offset=${nextOffset} to continue.]`, details: continued };
+    }
+  }
+}
+
+/**
+ * pi's `read` tool over a path view: the same parameters and output notes, reading only what it returns.
+ * Text is streamed (memory stays bounded whatever the file's size); binary files are described; images pi
+ * attaches go to pi's read tool when no larger than `maxImageBytes`.
+ */
+export function createBoundedReadTool(
+  view: PathView,
+  options: BoundedReadToolOptions = {},
+): ToolDefinition<typeof READ_PARAMETERS, BoundedReadDetails> {
+  const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const maxImageBytes = options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES;
+  const countScanBytes = options.lineCountScanBytes ?? DEFAULT_LINE_COUNT_SCAN_BYTES;
+  return defineTool({
+    name: "read",
+    label: "read",
+    description:
+      `Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as attachments (up to ${formatSize(maxImageBytes)}). ` +
+      `For text files, output is truncated to ${maxLines} lines or ${maxBytes / 1024}KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete. ` +
+      `Binary files are described, not shown. Relative paths start at ${view.cwd}; files are under ${describeMounts(view)}.`,
+    promptSnippet: "Read file contents",
+    promptGuidelines: ["Use read to examine files instead of cat or sed."],
+    parameters: READ_PARAMETERS,
+    execute: async (toolCallId, params, signal, _onUpdate, ctx) => {
+      if (signal?.aborted) throw aborted();
+      const { hostPath, viewPath } = await resolveInView(view, params.path, "read");
+      const handle = await openForReading(hostPath, params.path);
+      try {
+        const stats = await handle.stat();
+        if (!stats.isFile()) throw new Error(`"${params.path}" is ${kindOfNonFile(stats)}, not a file`);
+        const size = stats.size;
+        const head = await readAt(handle, BINARY_SNIFF_BYTES, 0);
+        const magic = describeMagic(head);
+        const detailsBase = { path: viewPath, sizeBytes: size };
+        if (magic?.endsWith(" image")) {
+          const mimeType = await detectSupportedImageMimeTypeFromFile(hostPath);
+          if (mimeType) {
+            if (size > maxImageBytes) {
+              return {
+                content: [
+                  {
+                    type: "text",
+                    text: `image file, ${size} bytes (${mimeType}): larger than the ${formatSize(maxImageBytes)} the read tool attaches, so not shown`,
+                  },
+                ],
+                details: { kind: "image", ...detailsBase },
+              };
+            }
+            // pi decodes, resizes and attaches; it reads the bytes from this handle, not the path again.
+            const bytes = await readAt(handle, size, 0);
+            const piRead = createReadToolDefinition(view.cwd, {
+              operations: {
+                access: async () => {},
+                readFile: async () => bytes,
+                detectImageMimeType: async () => mimeType,
+              },
+            });
+            const result = await piRead.execute(toolCallId, { path: hostPath }, signal, undefined, ctx);
+            return { content: result.content, details: { kind: "image", ...detailsBase } };
+          }
+        }
+        if (looksBinary(head, head.length >= size)) {
+          return {
+            content: [
+              {
+                type: "text",
+                text: `binary file, ${size} bytes (${magic === undefined ? "unknown type" : `looks like ${magic}`}); its contents are not shown`,
+              },
+            ],
+            details: { kind: "binary", ...detailsBase },
+          };
+        }
+        const read = await readTextWindow(
+          handle,
+          head,
+          size,
+          { offset: params.offset, limit: params.limit },
+          { maxLines, maxBytes, countScanBytes },
+          signal,
+        );
+        return {
+          content: [{ type: "text", text: read.text }],
+          details: { kind: "text", ...detailsBase, ...read.details },
+        };
+      } finally {
+        await handle.close();
+      }
+    },
+  });
+}
