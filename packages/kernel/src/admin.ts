@@ -5,9 +5,11 @@
 // runtime-resolver so that a command that only reads the store starts fast: it is also reachable as
 // `@agent-kernel/kernel/admin`. Does not own: running turns (kernel.ts), replaying them (replay.ts), or the
 // store's rules (session-store).
+
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { defaultAgentId, type KernelConfig, listAgentIds } from "@agent-kernel/config";
+import type { SandboxEngine } from "@agent-kernel/sandbox";
 import {
   type AppendReplay,
   type ImportReport,
@@ -23,6 +25,7 @@ import {
   type SqliteSessionStore,
   type TranscriptEntry,
 } from "@agent-kernel/session-store";
+import { checkSecurity, type SecurityReport } from "./doctor-security.ts";
 import type { RunDecisions } from "./types.ts";
 
 export type {
@@ -404,6 +407,8 @@ export interface DoctorReport {
   readonly imported?: ImportReport;
   readonly checked: { readonly sessions: number; readonly transcripts: number; readonly runs: number };
   readonly problems: readonly IntegrityProblem[];
+  /** The sandbox engine of each sandboxed agent, and who can run exec unsandboxed (doctor-security.ts). */
+  readonly security: SecurityReport;
 }
 
 /** Legacy files under `path`: a `sessions.json` (OpenClaw) or `.jsonl` files (pi), a folder searched one level. */
@@ -440,7 +445,12 @@ function legacyFiles(path: string): LegacyFile[] {
 export async function runDoctor(
   store: SessionStore,
   config: KernelConfig,
-  options: { readonly legacyPaths?: readonly string[]; readonly agentId?: string | undefined } = {},
+  options: {
+    readonly legacyPaths?: readonly string[];
+    readonly agentId?: string | undefined;
+    /** The bubblewrap engine to probe (a test's, at another path); default the one on PATH. */
+    readonly bwrap?: SandboxEngine | undefined;
+  } = {},
 ): Promise<DoctorReport> {
   const agentId = options.agentId?.trim().toLowerCase() || defaultAgentId(config);
   let imported: ImportReport | undefined;
@@ -493,9 +503,12 @@ export async function runDoctor(
       }
     }
   }
+  const security = await checkSecurity(config, { bwrap: options.bwrap });
+  problems.push(...security.problems);
   return {
     stateDir: storeLocation(store),
     schema: await store.schema(),
+    security,
     recoveredRuns: store.recoveredRuns.map((run) => run.runId),
     recoveredAppends: "recoveredAppends" in store ? (store as SqliteSessionStore).recoveredAppends : [],
     ...(imported === undefined ? {} : { imported }),

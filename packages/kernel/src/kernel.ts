@@ -69,7 +69,10 @@ export type TurnExecutor = (context: TurnContext, request: TurnRequest) => Promi
 
 /** Executor settings every turn of this kernel gets (tests shorten the retry delay). */
 export type ExecutorSettings = Partial<
-  Pick<TurnContext, "stallTimeoutMs" | "transientRetryDelayMs" | "rateLimitRetries" | "exec">
+  Pick<
+    TurnContext,
+    "stallTimeoutMs" | "transientRetryDelayMs" | "rateLimitRetries" | "exec" | "sandboxEngines"
+  >
 >;
 
 export interface KernelOptions extends PrepareDeps {

@@ -86,4 +86,52 @@ describe("sandbox context", () => {
       "shared",
     );
   });
+
+  it("gives a sandboxed session its scope's workspace under the root, and the view its tools get", () => {
+    const base = { agentWorkspace: "/srv/agent", stateDir: "/state" };
+    const none = resolveSandboxContext({
+      ...base,
+      agent: { id: "ops", sandbox: { mode: "all", scope: "session", workspaceAccess: "none" } },
+      sessionKey: "agent:ops:telegram:direct:1",
+    });
+    expect(none.engine).toBe("bwrap");
+    expect(none.network).toBe(false);
+    expect(none.workspaceDir).toMatch(/^\/state\/sandboxes\/agent-ops-telegram-direct-1-[0-9a-f]{12}$/);
+    expect(none.cwd).toBe("/workspace");
+    expect(none.mounts).toEqual([{ path: "/workspace", hostPath: none.workspaceDir, writable: true }]);
+    const ro = resolveSandboxContext({
+      ...base,
+      agent: {
+        id: "ops",
+        sandbox: { mode: "all", scope: "shared", workspaceAccess: "ro", workspaceRoot: "/sb" },
+      },
+      sessionKey: "agent:ops:x",
+    });
+    expect(ro.workspaceDir.startsWith("/sb/shared-")).toBe(true);
+    expect(ro.mounts).toContainEqual({ path: "/agent", hostPath: "/srv/agent", writable: false });
+    const rw = resolveSandboxContext({
+      ...base,
+      agent: { id: "ops", sandbox: { mode: "all", scope: "agent", workspaceAccess: "rw", network: true } },
+      sessionKey: "agent:ops:x",
+    });
+    expect(rw.workspaceDir).toBe("/srv/agent");
+    expect(rw.network).toBe(true);
+    expect(rw.mounts).toEqual([{ path: "/workspace", hostPath: "/srv/agent", writable: true }]);
+  });
+
+  it("an unsandboxed session sees the agent workspace on the host", () => {
+    const off = resolveSandboxContext({
+      agent: agent("off"),
+      sessionKey: "agent:ops:x",
+      agentWorkspace: "/srv/agent",
+      stateDir: "/state",
+    });
+    expect(off).toMatchObject({
+      sandboxed: false,
+      engine: "host",
+      cwd: "/srv/agent",
+      workspaceDir: "/srv/agent",
+    });
+    expect(off.mounts).toEqual([{ path: "/srv/agent", hostPath: "/srv/agent", writable: true }]);
+  });
 });

@@ -297,6 +297,8 @@ export function resolveRuntime(input: ResolveRuntimeInput): RuntimeContext {
       mainKey: config.session.mainKey,
       globalScope: config.session.scope === "global",
       required: request.sandboxRequired,
+      agentWorkspace: identity.workspaceDir,
+      stateDir: identity.stateDir,
     }),
     notes,
   };

@@ -65,6 +65,20 @@ export function doctor(
         io.stdout,
         `  checked: ${checked.sessions} sessions, ${checked.transcripts} transcripts, ${checked.runs} runs`,
       );
+      for (const sandbox of report.security.sandboxes) {
+        const status = sandbox.status;
+        line(
+          io.stdout,
+          `  sandbox of agent ${sandbox.agentId} (mode ${sandbox.mode}): ${
+            status.available
+              ? `${status.version}, process limit ${status.processLimit === "none" ? "NOT enforced" : `by ${status.processLimit}`}`
+              : `${sandbox.engine} unavailable`
+          }`,
+        );
+      }
+      for (const warning of report.security.warnings) {
+        line(io.stdout, `  warning: ${warning.where}: ${warning.warning}`);
+      }
       if (report.problems.length === 0) line(io.stdout, "  no problems found");
       for (const problem of report.problems)
         line(io.stdout, `  problem: ${problem.where}: ${problem.problem}`);

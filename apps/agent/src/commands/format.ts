@@ -94,6 +94,46 @@ function decisionLine(runtime: Readonly<Record<string, unknown>>, key: string): 
   return indentJson(entry);
 }
 
+interface RecordedSandbox {
+  sandboxed?: boolean;
+  mode?: string;
+  scope?: string;
+  scopeKey?: string;
+  workspaceAccess?: string;
+  engine?: string;
+  network?: boolean;
+  cwd?: string;
+  mounts?: { path: string; hostPath: string; writable: boolean }[];
+  limits?: { timeoutMs: number; maxOutputBytes: number; memoryBytes: number; maxProcesses: number };
+}
+
+/** Where the run's tools ran: the sandbox decision as recorded (older runs recorded only mode and scope). */
+function formatSandbox(recorded: unknown): string[] {
+  if (typeof recorded !== "object" || recorded === null) return ["Sandbox: not recorded"];
+  const sandbox = recorded as RecordedSandbox;
+  if (!sandbox.sandboxed) {
+    return [
+      `Sandbox: none (mode ${sandbox.mode ?? "off"}): exec and the file tools ran on the host, in ${sandbox.cwd ?? "the workspace"}, with a scrubbed environment`,
+    ];
+  }
+  const mib = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MiB`;
+  const lines = [
+    `Sandbox: ${sandbox.engine ?? "?"} (mode ${sandbox.mode}, scope ${sandbox.scope} "${sandbox.scopeKey}", workspace access ${sandbox.workspaceAccess})`,
+    ...(sandbox.mounts ?? []).map(
+      (mount) =>
+        `  ${mount.path.padEnd(12)} ${mount.writable ? "read-write" : "read-only "}  ${mount.hostPath}`,
+    ),
+    `  network      ${sandbox.network ? "on" : "off"}`,
+  ];
+  const limits = sandbox.limits;
+  if (limits) {
+    lines.push(
+      `  limits       ${limits.timeoutMs / 1000} s, ${limits.maxOutputBytes} bytes of output, ${mib(limits.memoryBytes)} of memory, ${limits.maxProcesses} processes`,
+    );
+  }
+  return lines;
+}
+
 /** Every decision of a run: runtime, tool policy, defaults, attempts, fallback, tool calls, replies. */
 export function formatRunReport(report: RunReport): string {
   const { run } = report;
@@ -135,6 +175,7 @@ export function formatRunReport(report: RunReport): string {
     const notes = runtime.notes;
     if (Array.isArray(notes)) for (const note of notes) out.push(`  note           ${String(note)}`);
     out.push(`  queued         ${decisions.queuedMs} ms`);
+    out.push("", ...formatSandbox(runtime.sandbox));
     out.push("", "Tool policy:");
     out.push(...decisions.toolPolicy.map((lineText) => `  ${lineText}`));
     out.push("", `Defaults: ${indentJson(decisions.defaults)}`);

@@ -37,12 +37,13 @@ import {
   supportedThinkLevels,
   type ThinkLevel,
 } from "@agent-kernel/runtime-resolver";
+import { SandboxUnavailableError } from "@agent-kernel/sandbox";
 import type { FallbackAttempt, FinalRunStatus } from "@agent-kernel/session-store";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { AgentSession, SessionManager } from "@earendil-works/pi-coding-agent";
 import { type PiSessionBinding, PiSessionBindingCache } from "../session-manager/index.ts";
 import { type ReplyPayload, ReplyStream, subscribeReplyCallbacks } from "../streaming/index.ts";
-import { DefaultToolCache } from "../tools/index.ts";
+import { DefaultToolCache, prepareToolSandbox, type ToolSandbox } from "../tools/index.ts";
 import { assistantText, bridgeSession, TurnEventLog } from "./event-bridge.ts";
 import { createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts";
 import { toStoredRunEvents } from "./run-event-storage.ts";
@@ -233,6 +234,14 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   // Set once no pi session of this turn can still write: only then may the binding serve the next turn.
   let settled = false;
   try {
+    // A sandboxed session whose engine cannot start ends here: before anything is stored or sent, and never
+    // by running its tools on the host instead.
+    const toolSandbox = await prepareToolSandbox({
+      config,
+      sandbox: runtime.sandbox,
+      engines: context.sandboxEngines,
+    });
+    if (toolSandbox.sandboxed) log.emit("lifecycle", { phase: "sandbox", ...sandboxDecision(toolSandbox) });
     // PostgreSQL: loads (or refreshes) the transcript into memory, fenced by the session's lease when the
     // kernel holds one; the binding check below then sees other processes' entries. A no-op on SQLite.
     await store.loadTranscript(context.agentId, context.sessionId);
@@ -250,6 +259,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         onMessageSent: (text) => messagingTexts.push(text),
         execTimeoutSeconds: context.exec?.timeoutSeconds,
         execMaxOutputBytes: context.exec?.maxOutputBytes,
+        sandbox: toolSandbox,
       },
       context.toolPolicy,
     );
@@ -310,7 +320,8 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         tools,
         systemPrompt: buildKernelSystemPrompt({
           mode,
-          workspaceDir: context.workspaceDir,
+          workspaceDir: toolSandbox.sandboxed ? toolSandbox.cwd : context.workspaceDir,
+          ...(toolSandbox.sandboxed ? { sandbox: sandboxPromptFacts(toolSandbox) } : {}),
           toolNames,
           agentId: context.agentId,
           provider: model.provider,
@@ -618,6 +629,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     }
   } catch (error) {
     status = stopCause === "timeout" ? "timeout" : stopCause === "aborted" ? "aborted" : "error";
+    if (error instanceof SandboxUnavailableError) reason ??= "sandbox_unavailable";
     reason ??= stopCause ?? "internal";
     errorMessage = error instanceof Error ? error.message : String(error);
     currentSession?.dispose();
@@ -696,6 +708,28 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     compactions,
     messagingToolTexts: messagingTexts,
     events: log.events,
+  };
+}
+
+/** What the run record says of a sandboxed turn's tools: engine, mounts, network, limits. */
+function sandboxDecision(sandbox: ToolSandbox): Record<string, unknown> {
+  const status = sandbox.status?.available ? sandbox.status : undefined;
+  return {
+    engine: sandbox.engine.name,
+    ...(status ? { version: status.version, processLimit: status.processLimit } : {}),
+    ...(status && status.warnings.length > 0 ? { warnings: status.warnings } : {}),
+    cwd: sandbox.cwd,
+    mounts: sandbox.mounts.map((mount) => ({ ...mount })),
+    network: sandbox.network,
+    limits: { ...sandbox.limits },
+  };
+}
+
+/** What the model is told of its sandbox. */
+function sandboxPromptFacts(sandbox: ToolSandbox): { mounts: string[]; network: boolean } {
+  return {
+    mounts: sandbox.mounts.map((mount) => `${mount.path} (${mount.writable ? "read-write" : "read-only"})`),
+    network: sandbox.network,
   };
 }
 

@@ -117,6 +117,8 @@ export interface KernelPromptInput {
   readonly provider: string;
   readonly model: string;
   readonly thinkingLevel: string;
+  /** A sandboxed session: what its tools see (mount paths with their access) and whether it has network. */
+  readonly sandbox?: { readonly mounts: readonly string[]; readonly network: boolean };
 }
 
 const TOOL_SUMMARIES: Readonly<Record<string, string>> = {
@@ -146,6 +148,11 @@ export function buildKernelSystemPrompt(input: KernelPromptInput): string {
   if (input.mode === "full") {
     sections.push(
       "## Safety\nYou have no independent goals. Do not act beyond the user's request, do not try to gain access or resources, and ask before anything destructive or irreversible. Never reveal secrets or credentials.",
+    );
+  }
+  if (input.sandbox !== undefined) {
+    sections.push(
+      `## Sandbox\nYour tools run in a sandbox. They see only ${input.sandbox.mounts.join(", ")}, the system's programs and a private /tmp; ${input.sandbox.network ? "the network is reachable" : "there is no network"}. Commands are limited in time, output, memory and processes.`,
     );
   }
   sections.push(

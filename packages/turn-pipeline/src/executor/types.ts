@@ -8,6 +8,7 @@ import type { SessionStore } from "@agent-kernel/session-store";
 import type { ToolPolicy } from "@agent-kernel/tool-policy";
 import type { ImageContent } from "@earendil-works/pi-ai";
 import type { ReasoningMode, ReplyPayload, ReplyStreamOptions } from "../streaming/index.ts";
+import type { SandboxEngines } from "../tools/index.ts";
 import type { ModelRuntimePool } from "./model-runtimes.ts";
 import type { RunEventStorage } from "./run-event-storage.ts";
 import type { SteerHandle } from "./steering.ts";
@@ -74,6 +75,11 @@ export interface TurnContext {
   readonly workspaceDir: string;
   readonly promptMode?: PromptMode;
   readonly exec?: ExecLimits;
+  /**
+   * The engines sandboxed and unsandboxed tools run on; absent: one `bwrap` and one `host` engine per
+   * process. Whether a session is sandboxed, and how, is `runtime.sandbox`.
+   */
+  readonly sandboxEngines?: SandboxEngines;
   /** The delivery sink of the `message` tool; absent: the tool is not offered. */
   readonly deliverySink?: DeliverySink;
   /** ReplyStream settings (block streaming, reasoning mode, silent token, final tag). */

@@ -6,7 +6,8 @@ import { openSessionStore, type SqliteSessionStore } from "@agent-kernel/session
 import { resolveToolPolicy } from "@agent-kernel/tool-policy";
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { applyToolPolicy, buildDefaultTools, capOutput, DefaultToolCache } from "./default-tools.ts";
+import { applyToolPolicy, buildDefaultTools, DefaultToolCache } from "./default-tools.ts";
+import { capOutput } from "./exec-tool.ts";
 
 let root: string;
 let workspace: string;

@@ -1,23 +1,27 @@
-// The kernel's default tool set for a turn. Owns: pi's read / write / edit confined to the workspace root,
-// `exec` (pi's bash under OpenClaw's name) with a timeout, an output cap and the workspace as cwd, `message`
+// The kernel's default tool set for a turn. Owns: the file tools (`read` bounded and streamed, pi's `write` /
+// `edit`) over the turn's path view, `exec` through the turn's sandbox engine (exec-tool.ts), `message`
 // through the turn's delivery sink (recording what it sent for the messaging-tool dedupe), `sessions_list`
 // and `sessions_history` over the store, wrapping the whole list with tool-policy (filtered, then checked
 // again at every call), and keeping the turn-independent tools built and wrapped between turns
-// (`DefaultToolCache`). Does not own: the policy itself (tool-policy), delivery (the sink's owner)
-// or path confinement rules (workspace-paths.ts).
+// (`DefaultToolCache`). In a sandboxed session the file tools see exactly what `exec` sees: the sandbox's
+// mounts. Does not own: the policy itself (tool-policy), delivery (the sink's owner), path confinement rules
+// (path-view.ts) or containment (the sandbox engines).
+
+import type { KernelConfig } from "@agent-kernel/config";
+import { createHostEngine, type SandboxEngine, sandboxLimits } from "@agent-kernel/sandbox";
 import type { SessionStore, TranscriptEntry } from "@agent-kernel/session-store";
 import { enforceToolPolicyOnAll, type ToolPolicy } from "@agent-kernel/tool-policy";
 import { Type } from "@earendil-works/pi-ai";
 import {
-  type AgentToolResult,
-  createBashToolDefinition,
   createEditToolDefinition,
-  createReadToolDefinition,
   createWriteToolDefinition,
   defineTool,
   type ToolDefinition,
 } from "@earendil-works/pi-coding-agent";
-import { resolveInsideWorkspace } from "./workspace-paths.ts";
+import { execTool } from "./exec-tool.ts";
+import { hostPathView, type PathView, resolveInView } from "./path-view.ts";
+import { createBoundedReadTool } from "./read-tool.ts";
+import { execEnvironment, type ToolSandbox } from "./tool-sandbox.ts";
 
 /** Where the `message` tool sends (the executor's DeliverySink has this shape). */
 export interface MessageSink {
@@ -37,70 +41,96 @@ export interface DefaultToolsOptions {
   readonly onMessageSent?: ((text: string) => void) | undefined;
   readonly execTimeoutSeconds?: number | undefined;
   readonly execMaxOutputBytes?: number | undefined;
+  /**
+   * Where `exec` runs and what the file tools see (`prepareToolSandbox`). Absent: on the host, in
+   * `workspaceDir`, with the default environment allowlist.
+   */
+  readonly sandbox?: ToolSandbox | undefined;
 }
 
 export const DEFAULT_EXEC_TIMEOUT_SECONDS = 120;
 export const DEFAULT_EXEC_MAX_OUTPUT_BYTES = 16 * 1024;
 const DEFAULT_HISTORY_LIMIT = 20;
 
+/** Bounds of unsandboxed commands: the exec tool's own timeout applies; output as inside a sandbox. */
+const HOST_LIMITS = sandboxLimits({
+  timeoutSeconds: DEFAULT_EXEC_TIMEOUT_SECONDS,
+  maxOutputBytes: 1024 * 1024,
+  memoryMb: 1024,
+  maxProcesses: 256,
+  maxFileMb: 512,
+  tmpMb: 256,
+});
+/** A config with nothing in it: the default environment allowlist and no known secrets. */
+const EMPTY_CONFIG = { tools: {} } as unknown as KernelConfig;
+let sharedHostEngine: SandboxEngine | undefined;
+const hostEngine = (): SandboxEngine => {
+  sharedHostEngine ??= createHostEngine();
+  return sharedHostEngine;
+};
+
+/** Distinct engines and environments get distinct numbers, so a cache key can name them. */
+const identities = new WeakMap<object, number>();
+let nextIdentity = 1;
+function identityOf(value: object): number {
+  let id = identities.get(value);
+  if (id === undefined) {
+    id = nextIdentity++;
+    identities.set(value, id);
+  }
+  return id;
+}
+
+/** What makes two sandboxes give different tools. */
+function sandboxKey(sandbox: ToolSandbox | undefined): string {
+  if (sandbox === undefined) return "host";
+  return JSON.stringify([
+    sandbox.sandboxed,
+    identityOf(sandbox.engine),
+    identityOf(sandbox.env),
+    sandbox.cwd,
+    sandbox.mounts,
+    sandbox.network,
+    sandbox.limits,
+  ]);
+}
+
 type AnyToolDefinition = ToolDefinition;
 const asDefinition = (tool: unknown): AnyToolDefinition => tool as AnyToolDefinition;
 
-/** A pi file tool whose `path` argument must resolve inside the workspace. */
-function confined(tool: unknown, workspaceDir: string): AnyToolDefinition {
+/** A pi file tool whose `path` argument (in the view) is resolved to its host path for writing. */
+function writableInView(tool: unknown, view: PathView): AnyToolDefinition {
   const definition = asDefinition(tool);
   const original = definition.execute.bind(definition);
   return {
     ...definition,
     execute: async (toolCallId, params, signal, onUpdate, ctx) => {
       const args = params as Record<string, unknown>;
-      const path = await resolveInsideWorkspace(workspaceDir, String(args.path ?? ""));
-      return original(toolCallId, { ...args, path } as never, signal, onUpdate, ctx);
+      const { hostPath, viewPath } = await resolveInView(view, String(args.path ?? ""), "write");
+      const result = await original(toolCallId, { ...args, path: hostPath } as never, signal, onUpdate, ctx);
+      if (hostPath === viewPath) return result;
+      // pi names the file it wrote by the path it was given: the model knows it by its path in the view.
+      return {
+        ...result,
+        content: result.content.map((block) =>
+          block.type === "text" ? { ...block, text: block.text.split(hostPath).join(viewPath) } : block,
+        ),
+      };
     },
   };
 }
 
-/** Keeps the last `maxBytes` of a text, saying how much was cut. */
-export function capOutput(text: string, maxBytes: number): string {
-  const bytes = Buffer.byteLength(text, "utf8");
-  if (bytes <= maxBytes) return text;
-  const buffer = Buffer.from(text, "utf8");
-  // Start on a character boundary: skip UTF-8 continuation bytes.
-  let start = bytes - maxBytes;
-  while (start < bytes && ((buffer[start] ?? 0) & 0xc0) === 0x80) start++;
-  return `[output capped: showing the last ${bytes - start} of ${bytes} bytes]\n${buffer.subarray(start).toString("utf8")}`;
-}
-
-function execTool(workspaceDir: string, timeoutSeconds: number, maxOutputBytes: number): AnyToolDefinition {
-  const bash = asDefinition(createBashToolDefinition(workspaceDir, { exposeSessionEnvironment: false }));
-  const original = bash.execute.bind(bash);
+/** Unsandboxed, when the caller gave no sandbox: the host engine over the workspace. */
+function hostSandbox(workspaceDir: string): ToolSandbox {
+  const view = hostPathView(workspaceDir);
   return {
-    ...bash,
-    name: "exec",
-    label: "exec",
-    description: `${bash.description} Runs in the workspace directory; at most ${timeoutSeconds} s (default ${timeoutSeconds} s); output keeps the last ${maxOutputBytes} bytes.`,
-    execute: async (toolCallId, params, signal, onUpdate, ctx) => {
-      const args = params as { command: string; timeout?: number };
-      const asked = typeof args.timeout === "number" && args.timeout > 0 ? args.timeout : timeoutSeconds;
-      const timeout = Math.min(asked, timeoutSeconds);
-      try {
-        const result = (await original(
-          toolCallId,
-          { command: args.command, timeout } as never,
-          signal,
-          onUpdate,
-          ctx,
-        )) as AgentToolResult<unknown>;
-        return {
-          ...result,
-          content: result.content.map((block) =>
-            block.type === "text" ? { ...block, text: capOutput(block.text, maxOutputBytes) } : block,
-          ),
-        };
-      } catch (error) {
-        throw new Error(capOutput(error instanceof Error ? error.message : String(error), maxOutputBytes));
-      }
-    },
+    sandboxed: false,
+    engine: hostEngine(),
+    cwd: view.cwd,
+    mounts: view.mounts,
+    network: true,
+    limits: HOST_LIMITS,
+    env: execEnvironment(EMPTY_CONFIG),
   };
 }
 
@@ -208,13 +238,17 @@ function sessionsHistoryTool(store: SessionStore, agentId: string): AnyToolDefin
 
 /** The default tools that depend on nothing of a turn (everything but `message`), before policy. */
 function buildSharedTools(options: DefaultToolsOptions): AnyToolDefinition[] {
-  const root = options.workspaceDir;
+  const sandbox = options.sandbox ?? hostSandbox(options.workspaceDir);
+  const view: PathView = { cwd: sandbox.cwd, mounts: sandbox.mounts };
+  // pi's write and edit take the host path we resolve; their own cwd only matters for relative paths,
+  // and they never see one.
+  const hostCwd = sandbox.mounts[0]?.hostPath ?? options.workspaceDir;
   return [
-    confined(createReadToolDefinition(root), root),
-    confined(createWriteToolDefinition(root), root),
-    confined(createEditToolDefinition(root), root),
+    asDefinition(createBoundedReadTool(view)),
+    writableInView(createWriteToolDefinition(hostCwd), view),
+    writableInView(createEditToolDefinition(hostCwd), view),
     execTool(
-      root,
+      sandbox,
       options.execTimeoutSeconds ?? DEFAULT_EXEC_TIMEOUT_SECONDS,
       options.execMaxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES,
     ),
@@ -282,6 +316,7 @@ export class DefaultToolCache {
       options.agentId,
       options.execTimeoutSeconds ?? DEFAULT_EXEC_TIMEOUT_SECONDS,
       options.execMaxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES,
+      sandboxKey(options.sandbox),
     ].join("\u0000");
     let tools = byKey.get(key);
     if (tools === undefined) {

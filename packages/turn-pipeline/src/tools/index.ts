@@ -2,13 +2,13 @@
 export {
   applyToolPolicy,
   buildDefaultTools,
-  capOutput,
   DEFAULT_EXEC_MAX_OUTPUT_BYTES,
   DEFAULT_EXEC_TIMEOUT_SECONDS,
   DefaultToolCache,
   type DefaultToolsOptions,
   type MessageSink,
 } from "./default-tools.ts";
+export { capOutput, execTool, sandboxBashOperations } from "./exec-tool.ts";
 export {
   describeMounts,
   hostPathView,
@@ -25,4 +25,10 @@ export {
   DEFAULT_LINE_COUNT_SCAN_BYTES,
   DEFAULT_MAX_IMAGE_BYTES,
 } from "./read-tool.ts";
+export {
+  execEnvironment,
+  prepareToolSandbox,
+  type SandboxEngines,
+  type ToolSandbox,
+} from "./tool-sandbox.ts";
 export { resolveInsideWorkspace, WorkspacePathError } from "./workspace-paths.ts";

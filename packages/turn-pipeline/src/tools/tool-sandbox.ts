@@ -1,0 +1,120 @@
+// Where a turn's tools run. Owns: turning the session's sandbox context (runtime-resolver) into what the tools
+// use — the engine (`bwrap` for a sandboxed session, `host` otherwise), the view (cwd and mounts), network,
+// limits and the scrubbed environment every command gets — and the preflight that refuses a sandboxed turn
+// before any model call when its engine cannot start (never falling back to the host). Also creates the
+// scope's sandbox workspace. Does not own: the engines (@agent-kernel/sandbox) or deciding whether a
+// session is sandboxed (runtime-resolver).
+import { mkdirSync } from "node:fs";
+import type { KernelConfig } from "@agent-kernel/config";
+import type { SandboxContext } from "@agent-kernel/runtime-resolver";
+import {
+  collectSecretValues,
+  createBwrapEngine,
+  createHostEngine,
+  DEFAULT_ENV_ALLOW,
+  type EngineStatus,
+  type SandboxEngine,
+  type SandboxLimits,
+  type SandboxMount,
+  SandboxUnavailableError,
+  scrubEnvironment,
+} from "@agent-kernel/sandbox";
+
+/** Everything a turn's `exec` and file tools need to run where the session's sandbox says. */
+export interface ToolSandbox {
+  readonly sandboxed: boolean;
+  readonly engine: SandboxEngine;
+  /** Working directory as the tools see it. */
+  readonly cwd: string;
+  readonly mounts: readonly SandboxMount[];
+  readonly network: boolean;
+  readonly limits: SandboxLimits;
+  /** The environment of every command: the allowlist of the gateway's own, minus any value the config holds. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The engine's probe (sandboxed sessions only): version and how the process limit is enforced. */
+  readonly status?: EngineStatus | undefined;
+}
+
+/** Engines a caller may supply (a test's bwrap at another path); absent: one per process. */
+export interface SandboxEngines {
+  readonly bwrap?: SandboxEngine | undefined;
+  readonly host?: SandboxEngine | undefined;
+}
+
+let defaultBwrap: SandboxEngine | undefined;
+let defaultHost: SandboxEngine | undefined;
+
+const envByConfig = new WeakMap<object, Map<string, Readonly<Record<string, string>>>>();
+
+/**
+ * The environment of every command of this config: the default allowlist plus `tools.exec.envAllow`, without
+ * any variable whose value appears in the config (a `${ANTHROPIC_API_KEY}` reference puts the key there).
+ * Computed once per config object and environment snapshot.
+ */
+export function execEnvironment(
+  config: KernelConfig,
+  source: Readonly<Record<string, string | undefined>> = process.env,
+): Readonly<Record<string, string>> {
+  let byConfig = envByConfig.get(config);
+  if (byConfig === undefined) {
+    byConfig = new Map();
+    envByConfig.set(config, byConfig);
+  }
+  const key = source === process.env ? "process" : JSON.stringify(source);
+  let env = byConfig.get(key);
+  if (env === undefined) {
+    env = Object.freeze(
+      scrubEnvironment(source, {
+        allow: [...DEFAULT_ENV_ALLOW, ...(config.tools.exec?.envAllow ?? [])],
+        secretValues: collectSecretValues(config),
+      }),
+    );
+    byConfig.set(key, env);
+  }
+  return env;
+}
+
+/**
+ * The tools' sandbox for a turn. For a sandboxed session, probes the engine and throws
+ * `SandboxUnavailableError` when it cannot start — the caller ends the turn before the model is called.
+ */
+export async function prepareToolSandbox(params: {
+  readonly config: KernelConfig;
+  readonly sandbox: SandboxContext;
+  readonly engines?: SandboxEngines | undefined;
+}): Promise<ToolSandbox> {
+  const { sandbox } = params;
+  const env = execEnvironment(params.config);
+  if (!sandbox.sandboxed) {
+    defaultHost ??= createHostEngine();
+    return {
+      sandboxed: false,
+      engine: params.engines?.host ?? defaultHost,
+      cwd: sandbox.cwd,
+      mounts: sandbox.mounts,
+      network: true,
+      limits: sandbox.limits,
+      env,
+    };
+  }
+  defaultBwrap ??= createBwrapEngine();
+  const engine = params.engines?.bwrap ?? defaultBwrap;
+  const status = await engine.probe();
+  if (!status.available) throw new SandboxUnavailableError(status.engine, status.problem, status.fix);
+  for (const mount of sandbox.mounts) {
+    // The scope's own workspace is made on first use; the agent workspace must exist already.
+    if (mount.writable && mount.hostPath === sandbox.workspaceDir) {
+      mkdirSync(mount.hostPath, { recursive: true, mode: 0o700 });
+    }
+  }
+  return {
+    sandboxed: true,
+    engine,
+    cwd: sandbox.cwd,
+    mounts: sandbox.mounts,
+    network: sandbox.network,
+    limits: sandbox.limits,
+    env,
+    status,
+  };
+}
