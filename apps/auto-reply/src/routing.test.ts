@@ -74,7 +74,7 @@ describe("defaultAccess", () => {
     const config = parseConfig({
       channels: {
         telegram: { dmPolicy: "allowlist", allowFrom: ["42", "@ada"] },
-        webchat: { dmPolicy: "open" },
+        webchat: { dmPolicy: "open", allowFrom: ["*"] },
       },
     });
     expect(defaultAccess(channel.inbound({ text: "x", sender: { id: "42" } }), config, {})).toMatchObject({

@@ -51,7 +51,7 @@ export function testConfig(
       },
     },
     tools: { profile: "full" },
-    channels: { test: { dmPolicy: "open" } },
+    channels: { test: { dmPolicy: "open", allowFrom: ["*"] } },
     ...extra,
     agents: { ...agents, defaults: { model: "scripted/m1", workspace: workspaceDir, ...defaults } },
   });

@@ -77,24 +77,37 @@ describe("DM policies", () => {
     ]);
   });
 
-  it("open: everyone when allowFrom is unset or has *, else only the listed senders", () => {
-    expect(outcome(decideAccess(channel({ dmPolicy: "open" }), message()))).toEqual([
+  it('open: everyone with "*" in allowFrom; the config refuses "open" without it', () => {
+    const open = decideAccess(channel({ dmPolicy: "open", allowFrom: ["*"] }), message());
+    expect(outcome(open)).toEqual(["allow", "dm_policy_open"]);
+    expect(open.explanation).toBe('dmPolicy=open with allowFrom "*": anyone may send direct messages');
+    expect(outcome(decideAccess(channel({ dmPolicy: "open", allowFrom: [" * ", "1"] }), message()))).toEqual([
       "allow",
       "dm_policy_open",
     ]);
-    expect(outcome(decideAccess(channel({ dmPolicy: "open", allowFrom: ["*"] }), message()))).toEqual([
-      "allow",
-      "dm_policy_open",
-    ]);
-    const restricted = channel({ dmPolicy: "open", allowFrom: ["1"] });
+    expect(() => channel({ dmPolicy: "open" })).toThrow('add allowFrom: ["*"]');
+    expect(() => channel({ dmPolicy: "open", allowFrom: ["1"] })).toThrow("channels.telegram.allowFrom");
+  });
+
+  it('open without "*" (a config that skipped validation) admits only the listed senders, as OpenClaw', () => {
+    const unchecked = (allowFrom?: string[]) => ({
+      ...channel({ dmPolicy: "pairing", ...(allowFrom ? { allowFrom } : {}) }),
+      dmPolicy: "open" as const,
+    });
+    const nobody = decideAccess(unchecked(), message());
+    expect(outcome(nobody)).toEqual(["deny", "dm_policy_not_allowlisted"]);
+    expect(nobody.explanation).toBe(
+      'dmPolicy=open without "*" in allowFrom: nobody may send direct messages (add allowFrom: ["*"])',
+    );
+    expect(outcome(decideAccess(unchecked([]), message()))).toEqual(["deny", "dm_policy_not_allowlisted"]);
+    const restricted = unchecked(["1"]);
     expect(outcome(decideAccess(restricted, message({ senderId: "1" })))).toEqual([
       "allow",
       "dm_policy_allowlisted",
     ]);
-    expect(outcome(decideAccess(restricted, message({ senderId: "2" })))).toEqual([
-      "deny",
-      "dm_policy_not_allowlisted",
-    ]);
+    const denied = decideAccess(restricted, message({ senderId: "2" }));
+    expect(outcome(denied)).toEqual(["deny", "dm_policy_not_allowlisted"]);
+    expect(denied.explanation).toBe('dmPolicy=open without "*" in allowFrom: sender 2 is not in allowFrom');
   });
 
   it("disabled: every DM is denied, even from allowFrom", () => {
@@ -103,11 +116,10 @@ describe("DM policies", () => {
   });
 
   it("a disabled channel or account denies everything", () => {
-    expect(outcome(decideAccess(channel({ enabled: false, dmPolicy: "open" }), message()))).toEqual([
-      "deny",
-      "channel_disabled",
-    ]);
-    const config = channel({ dmPolicy: "open", accounts: { work: { enabled: false } } });
+    expect(
+      outcome(decideAccess(channel({ enabled: false, dmPolicy: "open", allowFrom: ["*"] }), message())),
+    ).toEqual(["deny", "channel_disabled"]);
+    const config = channel({ dmPolicy: "open", allowFrom: ["*"], accounts: { work: { enabled: false } } });
     expect(outcome(decideAccess(config, message({ accountId: "work" })))).toEqual([
       "deny",
       "account_disabled",

@@ -6,7 +6,8 @@
 // pairing store (pairing.ts; its result comes in as `AccessState.pairedSenders`) or what happens next (apps).
 //
 // The rules follow OpenClaw 2026.9.6 (`src/security/dm-policy-shared.ts`, `src/config/group-policy.ts`,
-// `src/channels/mention-gating.ts`); deviations are named where they happen.
+// `src/channels/mention-gating.ts`), `dmPolicy: "open"` included (everyone only with `"*"` in allowFrom, which
+// the config check demands); deviations are named where they happen.
 import type { ChannelConfig } from "@agent-kernel/config";
 import type { InboundMessage } from "./contract.ts";
 
@@ -169,17 +170,23 @@ function decideDirect(
     case "disabled":
       return decide("deny", "dm_policy_disabled", "dmPolicy=disabled: direct messages are off");
     case "open":
-      // Deviation: OpenClaw requires allowFrom ["*"] with "open" (config validation) and blocks an empty
-      // list; here an unset or empty allowFrom means everyone, and a non-empty one still restricts.
-      if (!hasEntries(allowFrom) || allowFrom.some((entry) => entry.trim() === "*")) {
-        return decide("allow", "dm_policy_open", "dmPolicy=open: anyone may send direct messages");
+      // As OpenClaw: "open" admits everyone only with "*" in allowFrom (the config check demands it); without
+      // it the list is an allowlist, and an unset or empty list admits nobody.
+      if (allowFrom?.some((entry) => entry.trim() === "*") === true) {
+        return decide(
+          "allow",
+          "dm_policy_open",
+          'dmPolicy=open with allowFrom "*": anyone may send direct messages',
+        );
       }
       return senderMatches(allowFrom, message.sender, message.channel)
         ? decide("allow", "dm_policy_allowlisted", `dmPolicy=open: sender ${senderId} is in allowFrom`)
         : decide(
             "deny",
             "dm_policy_not_allowlisted",
-            `dmPolicy=open with allowFrom: sender ${senderId} is not in allowFrom`,
+            hasEntries(allowFrom)
+              ? `dmPolicy=open without "*" in allowFrom: sender ${senderId} is not in allowFrom`
+              : 'dmPolicy=open without "*" in allowFrom: nobody may send direct messages (add allowFrom: ["*"])',
           );
     case "allowlist":
       return senderMatches(allowFrom, message.sender, message.channel)

@@ -1,6 +1,5 @@
 // Parity with OpenClaw 2026.9.6: access decisions and agent routes recorded from the real functions
-// (tooling/parity/record/channels-core.mjs → fixtures/openclaw/*.json) must match ours, except the
-// deviations named here.
+// (tooling/parity/record/channels-core.mjs → fixtures/openclaw/*.json) must match ours, every one.
 import { readFileSync } from "node:fs";
 import { parseConfig } from "@agent-kernel/config";
 import { describe, expect, it } from "vitest";
@@ -37,14 +36,19 @@ function inbound(kind: "direct" | "group", mentioned: boolean): InboundMessage {
   };
 }
 
-/** Deviation: "open" with an unset or empty allowFrom lets everyone in (OpenClaw blocks; its config check demands "*"). */
-function isOpenWithoutList(c: AccessCase): boolean {
+/**
+ * The channel as our config gives it. `dmPolicy: "open"` without `"*"` fails our config check (as OpenClaw's),
+ * but OpenClaw's runtime decision was recorded for it too: parse it under another policy, then set "open".
+ */
+function channelConfig(c: AccessCase) {
+  const open = c.channel.dmPolicy === "open";
   const allowFrom = c.channel.allowFrom as string[] | undefined;
-  return (
-    c.kind === "direct" &&
-    c.channel.dmPolicy === "open" &&
-    (allowFrom === undefined || allowFrom.length === 0)
-  );
+  const checked = open && !allowFrom?.some((entry) => entry.trim() === "*");
+  const parsed = parseConfig({
+    channels: { telegram: checked ? { ...c.channel, dmPolicy: "pairing" } : c.channel },
+  }).channels.telegram;
+  if (parsed === undefined) throw new Error("no config");
+  return checked ? { ...parsed, dmPolicy: "open" as const } : parsed;
 }
 
 describe("access parity with OpenClaw", () => {
@@ -57,16 +61,10 @@ describe("access parity with OpenClaw", () => {
   it("gives the same outcome for every recorded DM and group case", () => {
     const mismatches: string[] = [];
     for (const c of cases) {
-      const config = parseConfig({ channels: { telegram: c.channel } }).channels.telegram;
-      if (config === undefined) throw new Error("no config");
-      const ours = decideAccess(config, inbound(c.kind, c.mentioned), {
+      const ours = decideAccess(channelConfig(c), inbound(c.kind, c.mentioned), {
         pairedSenders: new Set(c.paired ? ["42"] : []),
       });
-      const expected = isOpenWithoutList(c)
-        ? "allow"
-        : c.kind === "direct"
-          ? OUTCOME[c.openclaw.decision]
-          : c.openclaw.outcome;
+      const expected = c.kind === "direct" ? OUTCOME[c.openclaw.decision] : c.openclaw.outcome;
       if (ours.outcome !== expected) {
         mismatches.push(
           `${JSON.stringify(c.channel)} ${c.kind} mentioned=${c.mentioned}: ours ${ours.outcome}, OpenClaw ${expected}`,

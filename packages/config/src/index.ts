@@ -31,6 +31,12 @@ export {
   type KnownKeysAt,
   knownKeysOf,
 } from "./errors.ts";
+export {
+  findNonOwnerHostExposure,
+  type NonOwnerHostExposure,
+  type NonOwnerHostToolsSetting,
+  resolveNonOwnerHostTools,
+} from "./exposure.ts";
 export { CONFIG_SCHEMA_ID, configJsonSchema } from "./json-schema.ts";
 export {
   CONFIG_ENV_VAR,

@@ -1,7 +1,9 @@
 // `channels.<id>` and `bindings`. Owns: access-control settings, limits and
 // the adapter-specific keys of the channels this project ships (telegram,
-// slack, webchat). Other channel ids get the common settings only. Does not
-// own: enforcing any of it (channels-core).
+// slack, webchat), and OpenClaw's rule that `dmPolicy: "open"` needs `"*"` in
+// the effective `allowFrom` (the channel's, and each account's own or
+// inherited). Other channel ids get the common settings only. Does not own:
+// enforcing any of it (channels-core).
 import { z } from "zod";
 import { CHANNEL_DEFAULTS, WEBCHAT_DEFAULTS } from "./defaults.ts";
 import { agentId, nonEmptyString, nonNegativeInt, onOff, peerId, positiveInt } from "./schema-primitives.ts";
@@ -58,34 +60,118 @@ const commonChannelFields = {
     .describe("Per account id (several bots on one channel): overrides of this channel's settings."),
 };
 
-export const genericChannel = z.strictObject(commonChannelFields);
+type DmPolicyValue = z.output<typeof commonChannelFields.dmPolicy>;
 
-export const telegramChannel = z.strictObject({
-  ...commonChannelFields,
-  botToken: nonEmptyString.optional().describe("From @BotFather; use ${TELEGRAM_BOT_TOKEN}."),
-  apiBaseUrl: z
-    .url({ protocol: /^https?$/ })
-    .optional()
-    .describe("Bot API base URL (tests point it at a local server)."),
-  pollTimeoutSeconds: positiveInt.optional(),
+interface OpenDmFields {
+  readonly dmPolicy?: DmPolicyValue | undefined;
+  readonly allowFrom?: readonly string[] | undefined;
+  readonly accounts?:
+    | Readonly<Record<string, { dmPolicy?: DmPolicyValue | undefined; allowFrom?: string[] | undefined }>>
+    | undefined;
+}
+
+const hasWildcard = (list: readonly string[] | undefined) =>
+  list?.some((entry) => entry.trim() === "*") === true;
+
+function openDmMessage(policyFrom: string, list: readonly string[] | undefined, listFrom: string): string {
+  const found = list === undefined || list.length === 0 ? "found nothing" : `found ${JSON.stringify(list)}`;
+  const fix =
+    list === undefined || list.length === 0
+      ? 'add allowFrom: ["*"] to let anyone send direct messages, or use dmPolicy "pairing"'
+      : 'add "*" to allowFrom to let anyone send direct messages, or use dmPolicy "allowlist" to admit only the listed senders';
+  return `dmPolicy "open"${policyFrom} requires allowFrom${listFrom} to include "*", ${found}; ${fix}`;
+}
+
+/**
+ * OpenClaw's `requireOpenAllowFrom`: `dmPolicy: "open"` must say `"*"` in
+ * `allowFrom`, for the channel and for every account (its own policy and list,
+ * else the channel's). `policyDefaulted`: the channel's policy was not written
+ * (the web chat's default "open"), which the message says.
+ */
+function requireOpenAllowFrom(value: OpenDmFields, ctx: z.RefinementCtx, policyDefaulted = false): void {
+  if (value.dmPolicy === "open" && !hasWildcard(value.allowFrom)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["allowFrom"],
+      message: openDmMessage(policyDefaulted ? " (the default here)" : "", value.allowFrom, ""),
+    });
+  }
+  for (const [id, account] of Object.entries(value.accounts ?? {})) {
+    const policy = account.dmPolicy ?? value.dmPolicy;
+    const list = account.allowFrom ?? value.allowFrom;
+    // The channel-level issue already covers an account that changes neither.
+    if (policy !== "open" || hasWildcard(list)) continue;
+    if (account.dmPolicy === undefined && account.allowFrom === undefined) continue;
+    ctx.addIssue({
+      code: "custom",
+      path: ["accounts", id, "allowFrom"],
+      message: openDmMessage(
+        account.dmPolicy === undefined ? " (the channel's)" : "",
+        list,
+        account.allowFrom === undefined ? " (the channel's, as this account sets none)" : "",
+      ),
+    });
+  }
+}
+
+export const genericChannel = z.strictObject(commonChannelFields).superRefine((value, ctx) => {
+  requireOpenAllowFrom(value, ctx);
 });
 
-export const slackChannel = z.strictObject({
-  ...commonChannelFields,
-  mode: z.enum(["events", "socket"]).default("events"),
-  botToken: nonEmptyString.optional(),
-  appToken: nonEmptyString.optional().describe("xapp- token, Socket Mode only."),
-  signingSecret: nonEmptyString.optional().describe("Verifies Events API request signatures."),
-  apiBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
-});
+export const telegramChannel = z
+  .strictObject({
+    ...commonChannelFields,
+    botToken: nonEmptyString.optional().describe("From @BotFather; use ${TELEGRAM_BOT_TOKEN}."),
+    apiBaseUrl: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe("Bot API base URL (tests point it at a local server)."),
+    pollTimeoutSeconds: positiveInt.optional(),
+  })
+  .superRefine((value, ctx) => {
+    requireOpenAllowFrom(value, ctx);
+  });
 
-export const webchatChannel = z.strictObject({
-  ...commonChannelFields,
-  dmPolicy: z.enum(["pairing", "allowlist", "open", "disabled"]).default("open"),
-  host: nonEmptyString.default(WEBCHAT_DEFAULTS.host).describe("Bind address; loopback by default."),
-  port: z.number().int().min(0).max(65_535).default(WEBCHAT_DEFAULTS.port),
-  token: nonEmptyString.optional().describe("Bearer token a browser must present; generated when unset."),
-});
+export const slackChannel = z
+  .strictObject({
+    ...commonChannelFields,
+    mode: z.enum(["events", "socket"]).default("events"),
+    botToken: nonEmptyString.optional(),
+    appToken: nonEmptyString.optional().describe("xapp- token, Socket Mode only."),
+    signingSecret: nonEmptyString.optional().describe("Verifies Events API request signatures."),
+    apiBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  })
+  .superRefine((value, ctx) => {
+    requireOpenAllowFrom(value, ctx);
+  });
+
+/**
+ * The local web chat. Its gate is the bearer token on a loopback port, so
+ * when neither `dmPolicy` nor `allowFrom` is written it is `open` with
+ * `allowFrom: ["*"]` (the pair OpenClaw's rule asks for); whatever is written
+ * follows the rule like any channel. Its senders are not owners, so its
+ * sessions get no unsandboxed host tools unless `nonOwnerHostTools` says so.
+ */
+export const webchatChannel = z
+  .strictObject({
+    ...commonChannelFields,
+    // The default is applied below (it decides allowFrom's default too); `meta` shows it in the JSON Schema.
+    dmPolicy: z.enum(["pairing", "allowlist", "open", "disabled"]).optional().meta({ default: "open" }),
+    host: nonEmptyString.default(WEBCHAT_DEFAULTS.host).describe("Bind address; loopback by default."),
+    port: z.number().int().min(0).max(65_535).default(WEBCHAT_DEFAULTS.port),
+    token: nonEmptyString.optional().describe("Bearer token a browser must present; generated when unset."),
+  })
+  .transform((value, ctx) => {
+    const defaulted = value.dmPolicy === undefined;
+    const allowFrom = value.allowFrom ?? (defaulted ? ["*"] : undefined);
+    const channel = {
+      ...value,
+      dmPolicy: value.dmPolicy ?? "open",
+      ...(allowFrom === undefined ? {} : { allowFrom }),
+    };
+    requireOpenAllowFrom(channel, ctx, defaulted);
+    return channel;
+  });
 
 export const channelsConfig = z
   .strictObject({

@@ -29,7 +29,7 @@ import {
   type ToolPolicyContext,
 } from "@agent-kernel/tool-policy";
 import { buildDefaultTools, type ReasoningMode, resolveCoalesceSettings } from "@agent-kernel/turn-pipeline";
-import type { NormalizedDefaults, PreparedSession, SessionKernelInput } from "./types.ts";
+import type { MessageContext, NormalizedDefaults, PreparedSession, SessionKernelInput } from "./types.ts";
 
 export const DEFAULT_ENTRY_POINT = "agent";
 
@@ -162,6 +162,29 @@ function normalizeDefaults(
   };
 }
 
+/**
+ * Whether people other than the owner can reach the session (tool-policy's non-owner-host layer): a sender
+ * who is not the owner, a group or channel conversation, or a channel (its account's setting first) whose
+ * DMs are `open`. A turn without a message context (CLI, cron) is the owner's.
+ */
+function reachableByNonOwners(config: KernelConfig, context: MessageContext): boolean {
+  if (context.senderIsOwner === false) return true;
+  if (context.chatType === "group" || context.chatType === "channel") return true;
+  const channelId = context.channel?.trim().toLowerCase();
+  const channel = channelId === undefined ? undefined : config.channels[channelId];
+  if (channel === undefined) return false;
+  const accounts = channel.accounts ?? {};
+  const accountId = context.accountId;
+  const accountKey =
+    accountId === undefined
+      ? undefined
+      : Object.hasOwn(accounts, accountId)
+        ? accountId
+        : Object.keys(accounts).find((key) => key.toLowerCase() === accountId.toLowerCase());
+  const account = accountKey === undefined ? undefined : accounts[accountKey];
+  return (account?.dmPolicy ?? channel.dmPolicy) === "open";
+}
+
 /** The names of the tools the executor can offer (see `resolvePreparedSession`). */
 let offeredToolNames: readonly string[] | undefined;
 
@@ -236,6 +259,7 @@ export async function resolvePreparedSession(
     ...(context.groupId === undefined ? {} : { groupId: context.groupId }),
     ...(context.senderId === undefined ? {} : { senderId: context.senderId }),
     ...(context.senderIsOwner === undefined ? {} : { senderIsOwner: context.senderIsOwner }),
+    reachableByNonOwners: reachableByNonOwners(config, context),
   };
   const toolPolicy = resolveToolPolicy(config, toolPolicyContext);
   // Explain exactly the tools the executor can offer (the `message` tool included). Their names depend on

@@ -22,6 +22,7 @@ export {
   buildToolPolicyLayers,
   findProviderPolicy,
   type LayerKind,
+  NON_OWNER_HOST_TOOLS,
   type PolicyLayer,
   subagentDepthFromSessionKey,
   type ToolPolicyContext,

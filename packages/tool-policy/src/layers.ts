@@ -1,11 +1,21 @@
 // The policy layers of one run, read from the config. Owns: which config
 // keys feed which layer, in OpenClaw's order (profile → provider profile →
 // tools allow/deny → tools.byProvider → agent → agent byProvider →
-// group/channel → sender → sandbox → subagent → owner-only), each entry
-// carrying its config path so a decision or a warning can point at it; the
-// sandbox defaults and the subagent spawn-depth rule. Does not own: deciding
-// (resolve.ts) or whether a session is sandboxed (the caller says so).
-import { type AgentToolsConfig, type ConfigPath, formatPath, type KernelConfig } from "@agent-kernel/config";
+// group/channel → sender → sandbox → subagent → owner-only), then the
+// kernel's own non-owner-host layer (no unsandboxed exec/write/edit/
+// apply_patch/process in a session non-owners reach unless
+// `nonOwnerHostTools` grants it), each entry carrying its config path so a
+// decision or a warning can point at it; the sandbox defaults and the
+// subagent spawn-depth rule. Does not own: deciding (resolve.ts), whether a
+// session is sandboxed or reachable by non-owners (the caller says so), or
+// which key `nonOwnerHostTools` is read from (config's resolveNonOwnerHostTools).
+import {
+  type AgentToolsConfig,
+  type ConfigPath,
+  formatPath,
+  type KernelConfig,
+  resolveNonOwnerHostTools,
+} from "@agent-kernel/config";
 import {
   DEFAULT_TOOL_CATALOG,
   OWNER_ONLY_TOOLS,
@@ -30,6 +40,7 @@ export type LayerKind =
   | "sandbox"
   | "subagent"
   | "owner-only"
+  | "non-owner-host"
   | "extra";
 
 /** One filter a tool must pass. A layer never adds a tool back. */
@@ -41,6 +52,8 @@ export interface PolicyLayer {
   readonly allowName?: string;
   /** How the denylist is named when it removes a tool ("tools.deny"); default `name`. */
   readonly denyName?: string;
+  /** Why a built-in denylist applies and what lifts it; added to a deny's rule text. */
+  readonly denyReason?: string;
   /** Empty or absent: no allowlist (everything not denied passes). */
   readonly allow?: readonly PolicyEntry[];
   readonly deny?: readonly PolicyEntry[];
@@ -66,11 +79,20 @@ export interface ToolPolicyContext {
   readonly spawnDepth?: number;
   /** False for a sender who is not the owner: owner-only tools are removed. Absent or true: kept. */
   readonly senderIsOwner?: boolean;
+  /**
+   * True when people other than the owner can reach the session (open DMs, groups, a non-owner sender):
+   * unless it is sandboxed or `nonOwnerHostTools` is true for the agent, NON_OWNER_HOST_TOOLS are removed.
+   * `senderIsOwner: false` counts as true whatever this says. Absent: an owner-only session (CLI, cron).
+   */
+  readonly reachableByNonOwners?: boolean;
   /** Extra tools flagged owner-only (e.g. a channel login tool), on top of OpenClaw's list. */
   readonly ownerOnlyTools?: readonly string[];
   /** Layers appended after the built-in ones (e.g. a parent run's inherited policy). */
   readonly extraLayers?: readonly PolicyLayer[];
 }
+
+/** Tools that act on the host outside a sandbox: kept from sessions non-owners reach unless granted. */
+export const NON_OWNER_HOST_TOOLS: readonly string[] = ["exec", "write", "edit", "apply_patch", "process"];
 
 interface ListPolicy {
   readonly allow?: readonly string[] | undefined;
@@ -289,6 +311,28 @@ function senderLayer(config: KernelConfig, channel: string | undefined, senderId
 }
 
 /**
+ * The kernel's non-owner-host layer: a session that non-owners reach, running on the host, loses
+ * NON_OWNER_HOST_TOOLS unless the agent's effective `nonOwnerHostTools` is true. Undefined when it does not apply.
+ */
+function nonOwnerHostLayer(
+  config: KernelConfig,
+  context: ToolPolicyContext,
+  agentId: string | undefined,
+): PolicyLayer | undefined {
+  const reachable = context.reachableByNonOwners === true || context.senderIsOwner === false;
+  if (!reachable || context.sandboxed === true) return undefined;
+  const setting = resolveNonOwnerHostTools(config, agentId);
+  if (setting.enabled) return undefined;
+  const grant = formatPath(setting.grantPath);
+  return {
+    kind: "non-owner-host",
+    name: "non-owner-host",
+    deny: NON_OWNER_HOST_TOOLS.map((pattern) => ({ pattern })),
+    denyReason: `people who are not the owner can reach this session and it is not sandboxed; ${grant}: true lifts this rule`,
+  };
+}
+
+/**
  * The layers that apply to one run, in order. Layers with nothing
  * configured are left out, so every returned layer restricts something.
  */
@@ -349,6 +393,7 @@ export function buildToolPolicyLayers(
     const ownerOnly = [...OWNER_ONLY_TOOLS, ...(context.ownerOnlyTools ?? [])];
     layers.push({ kind: "owner-only", name: "owner-only", deny: ownerOnly.map((pattern) => ({ pattern })) });
   }
+  layers.push(nonOwnerHostLayer(config, context, agent.agentId));
   const built = layers
     .filter((layer): layer is PolicyLayer => layer !== undefined)
     .map((layer) => ({ ...layer, rewriteShippedNames: true }));

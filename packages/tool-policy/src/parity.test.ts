@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConfig } from "@agent-kernel/config";
 import { describe, expect, it } from "vitest";
-import { buildToolPolicyLayers, subagentDepthFromSessionKey } from "./layers.ts";
+import { buildToolPolicyLayers, NON_OWNER_HOST_TOOLS, subagentDepthFromSessionKey } from "./layers.ts";
 import { expandToolGroups, normalizeToolName } from "./names.ts";
 import { OPENCLAW_TOOL_PROFILES } from "./openclaw-catalog.generated.ts";
 import { isToolAllowedByPolicy, type ToolPolicyRules } from "./policy.ts";
@@ -123,15 +123,35 @@ describe("subagent policy (OpenClaw resolveSubagentToolPolicyForSession)", () =>
 
 describe("layered decisions over generated configs (OpenClaw's pipeline + sandbox + owner-only + subagent)", () => {
   const layered = fixture<{ tools: string[]; cases: LayeredCase[] }>("layered.json");
+  const hostTools = new Set(NON_OWNER_HOST_TOOLS);
+  const granted = (config: unknown) => {
+    const object = (config ?? {}) as { tools?: object };
+    return { ...object, tools: { ...object.tools, nonOwnerHostTools: true } };
+  };
   it.each(layered.cases.map((c, index) => ({ ...c, index })))(
     "config #$index",
     ({ config, context, allowed }) => {
       const { sessionKey, ...rest } = context;
-      const policy = resolveToolPolicy(parseConfig(config, { env: {} }), {
-        ...rest,
-        spawnDepth: subagentDepthFromSessionKey(sessionKey),
-      });
-      expect(layered.tools.filter((tool) => policy.isAllowed(tool))).toEqual(allowed);
+      const run = { ...rest, spawnDepth: subagentDepthFromSessionKey(sessionKey) };
+      const allowedBy = (policy: ReturnType<typeof resolveToolPolicy>) =>
+        layered.tools.filter((tool) => policy.isAllowed(tool));
+      // Deviation (docs/parity.md): a non-owner's unsandboxed session also loses the host tools unless
+      // nonOwnerHostTools grants them; with the grant the decisions are OpenClaw's exactly.
+      const onHostForNonOwner = rest.senderIsOwner === false && !rest.sandboxed;
+      expect(allowedBy(resolveToolPolicy(parseConfig(config, { env: {} }), run))).toEqual(
+        onHostForNonOwner ? allowed.filter((tool) => !hostTools.has(normalizeToolName(tool))) : allowed,
+      );
+      expect(allowedBy(resolveToolPolicy(parseConfig(granted(config), { env: {} }), run))).toEqual(allowed);
     },
   );
+
+  it("includes non-owner sessions on the host that OpenClaw gives host tools", () => {
+    const affected = layered.cases.filter(
+      (c) =>
+        c.context.senderIsOwner === false &&
+        !c.context.sandboxed &&
+        c.allowed.some((tool) => hostTools.has(normalizeToolName(tool))),
+    );
+    expect(affected.length).toBeGreaterThan(10);
+  });
 });

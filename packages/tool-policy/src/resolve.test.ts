@@ -40,6 +40,22 @@ const stackArb = fc
   .array(layerArb, { maxLength: 10 })
   .map((layers) => layers.map((layer, index) => ({ ...layer, name: `layer${index}` })));
 
+const listArb = fc.option(
+  fc.array(fc.constantFrom(...patternPool.filter((p) => p.trim() !== "")), { maxLength: 3 }),
+  { nil: undefined },
+);
+const toolsSectionArb = fc.record(
+  {
+    profile: fc.constantFrom("minimal", "coding", "messaging", "full"),
+    allow: listArb,
+    deny: listArb,
+    alsoAllow: listArb,
+  },
+  { requiredKeys: [] },
+);
+const clean = <T extends object>(value: T) =>
+  Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined));
+
 const allowedSet = (layers: readonly PolicyLayer[]) => {
   const policy = compileToolPolicy(layers);
   return new Set(toolPool.filter((tool) => policy.isAllowed(tool)));
@@ -93,22 +109,6 @@ describe("layered resolution, properties", () => {
       }),
     );
   });
-
-  const listArb = fc.option(
-    fc.array(fc.constantFrom(...patternPool.filter((p) => p.trim() !== "")), { maxLength: 3 }),
-    { nil: undefined },
-  );
-  const toolsSectionArb = fc.record(
-    {
-      profile: fc.constantFrom("minimal", "coding", "messaging", "full"),
-      allow: listArb,
-      deny: listArb,
-      alsoAllow: listArb,
-    },
-    { requiredKeys: [] },
-  );
-  const clean = <T extends object>(value: T) =>
-    Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined));
 
   it("owner-only tools never reach a non-owner, whatever the config grants", () => {
     fc.assert(
@@ -268,5 +268,134 @@ describe("explanations name the config key that decided", () => {
     expect(policy.decide("BASH").tool).toBe("BASH");
     expect(policy.decide("exec").tool).toBe("exec");
     expect(policy.filter([{ name: "exec" }, { name: "web_fetch" }])).toEqual([{ name: "exec" }]);
+  });
+});
+
+describe("the non-owner-host layer", () => {
+  const hostTools = ["exec", "bash", "write", "edit", "apply_patch", "process"];
+
+  it("removes the host tools from an unsandboxed session non-owners reach, naming the rule and the key", () => {
+    const config = parseConfig({}, { env: {} });
+    const policy = resolveToolPolicy(config, { reachableByNonOwners: true });
+    for (const tool of hostTools) expect(policy.isAllowed(tool)).toBe(false);
+    expect(policy.isAllowed("read")).toBe(true);
+    expect(policy.isAllowed("web_search")).toBe(true);
+    expect(formatToolDecision(policy.decide("exec"))).toBe(
+      'exec: blocked by non-owner-host — deny "exec": people who are not the owner can reach this session and it is not sandboxed; tools.nonOwnerHostTools: true lifts this rule',
+    );
+    expect(policy.decide("write")).toMatchObject({ kind: "non-owner-host", layer: "non-owner-host" });
+    expect(policy.decide("write").path).toBeUndefined();
+  });
+
+  it("applies to a non-owner sender too, and never to an owner-only session or a sandboxed one", () => {
+    const config = parseConfig({}, { env: {} });
+    expect(resolveToolPolicy(config, { senderIsOwner: false }).isAllowed("exec")).toBe(false);
+    expect(
+      resolveToolPolicy(config, { senderIsOwner: false, reachableByNonOwners: false }).isAllowed("exec"),
+    ).toBe(false);
+    expect(resolveToolPolicy(config, {}).isAllowed("exec")).toBe(true);
+    expect(
+      resolveToolPolicy(config, { senderIsOwner: true, reachableByNonOwners: false }).isAllowed("exec"),
+    ).toBe(true);
+    const sandboxed = resolveToolPolicy(config, { reachableByNonOwners: true, sandboxed: true });
+    expect(sandboxed.decide("exec")).toMatchObject({ allowed: true, layer: "sandbox" });
+    expect(sandboxed.layers.some((layer) => layer.kind === "non-owner-host")).toBe(false);
+  });
+
+  it("is lifted by the effective nonOwnerHostTools: the agent's value over the global one", () => {
+    const config = parseConfig(
+      {
+        tools: { nonOwnerHostTools: true },
+        agents: {
+          list: [
+            { id: "main", default: true },
+            { id: "locked", tools: { nonOwnerHostTools: false } },
+            { id: "open", tools: { nonOwnerHostTools: true } },
+          ],
+        },
+      },
+      { env: {} },
+    );
+    const reachable = { reachableByNonOwners: true } as const;
+    expect(resolveToolPolicy(config, { ...reachable, agentId: "main" }).isAllowed("exec")).toBe(true);
+    const locked = resolveToolPolicy(config, { ...reachable, agentId: "locked" });
+    expect(locked.isAllowed("edit")).toBe(false);
+    expect(locked.decide("edit").rule).toContain(
+      "agents.list[1].tools.nonOwnerHostTools: true lifts this rule",
+    );
+    const globalOff = parseConfig(
+      {
+        tools: { nonOwnerHostTools: false },
+        agents: { list: [{ id: "open", tools: { nonOwnerHostTools: true } }] },
+      },
+      { env: {} },
+    );
+    expect(resolveToolPolicy(globalOff, { ...reachable, agentId: "open" }).isAllowed("apply_patch")).toBe(
+      true,
+    );
+    // With a list, the hint names the agent's own key, the narrowest grant.
+    const listed = parseConfig({ agents: { list: [{ id: "main" }] } }, { env: {} });
+    expect(resolveToolPolicy(listed, reachable).decide("process").rule).toContain(
+      "agents.list[0].tools.nonOwnerHostTools: true lifts this rule",
+    );
+  });
+
+  it("comes after owner-only, and no allowlist anywhere grants back what it removes", () => {
+    const config = parseConfig(
+      {
+        tools: {
+          allow: ["exec", "write", "read"],
+          alsoAllow: ["edit"],
+          bySender: { "*": { allow: ["exec", "write", "read"] } },
+        },
+        channels: { telegram: { groups: { "*": { tools: { allow: ["group:runtime", "group:fs"] } } } } },
+      },
+      { env: {} },
+    );
+    const policy = resolveToolPolicy(config, {
+      channel: "telegram",
+      groupId: "-1",
+      senderId: "9",
+      senderIsOwner: false,
+      reachableByNonOwners: true,
+      extraLayers: [{ kind: "extra", name: "parent", allow: [{ pattern: "*" }] }],
+    });
+    const kinds = policy.layers.map((layer) => layer.kind);
+    expect(kinds.indexOf("non-owner-host")).toBe(kinds.indexOf("owner-only") + 1);
+    expect(kinds.at(-1)).toBe("extra");
+    expect(policy.decide("exec")).toMatchObject({ allowed: false, layer: "non-owner-host" });
+    expect(policy.decide("write")).toMatchObject({ allowed: false, layer: "non-owner-host" });
+    expect(policy.decide("read").allowed).toBe(true);
+  });
+
+  it("holds for any tools config without the grant (property)", () => {
+    fc.assert(
+      fc.property(
+        toolsSectionArb,
+        toolsSectionArb,
+        listArb,
+        fc.boolean(),
+        stackArb,
+        (global, agent, senderAllow, owner, extra) => {
+          const config = parseConfig(
+            {
+              tools: {
+                ...clean(global),
+                ...(senderAllow ? { bySender: { "*": { allow: senderAllow } } } : {}),
+              },
+              agents: { list: [{ id: "main", tools: clean(agent) }] },
+            },
+            { env: {} },
+          );
+          const policy = resolveToolPolicy(config, {
+            senderId: "1",
+            senderIsOwner: owner,
+            reachableByNonOwners: true,
+            extraLayers: extra,
+          });
+          for (const tool of hostTools) expect(policy.isAllowed(tool)).toBe(false);
+        },
+      ),
+    );
   });
 });

@@ -19,12 +19,15 @@ export interface ToolDecision {
   /**
    * The deciding layer, by the config key that decided: "tools.deny",
    * "agents.list[1].tools.byProvider.openai.allow", "tools.profile (coding)",
-   * "sandbox", "subagent(depth 2, leaf)", "owner-only"; "default" when no
-   * layer restricts the tool.
+   * "sandbox", "subagent(depth 2, leaf)", "owner-only", "non-owner-host";
+   * "default" when no layer restricts the tool.
    */
   readonly layer: string;
   readonly kind: LayerKind | "default";
-  /** The rule, in words: `deny "group:runtime"`, `not in the allowlist (read, group:fs)`, `allow "group:fs"`. */
+  /**
+   * The rule, in words: `deny "group:runtime"`, `not in the allowlist (read, group:fs)`, `allow "group:fs"`;
+   * a built-in deny says why and what lifts it (`deny "exec": people who are not the owner … lifts this rule`).
+   */
   readonly rule: string;
   /** The entry that matched, as written (absent for an allowlist miss or "default"). */
   readonly pattern?: string;
@@ -88,7 +91,7 @@ export function compileToolPolicy(
           allowed: false,
           layer: layer.denyName ?? layer.name,
           kind: layer.kind,
-          rule: `deny "${verdict.by.pattern}"`,
+          rule: `deny "${verdict.by.pattern}"${layer.denyReason ? `: ${layer.denyReason}` : ""}`,
           ...entryFields(verdict.by),
         };
       }
