@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // `agent-kernel-config`: check, print or describe a config from the shell.
 // Owns: argument parsing, output and exit codes; all logic is in the library.
-//   exit 0  ok
+//   exit 0  ok (`check` may still print warnings, on stderr, one "warning: " line each)
 //   exit 2  the config (or the command line) is invalid; the message says why
 //   exit 1  anything unexpected (a bug): the stack trace is printed
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { listAgentIds } from "./agents.ts";
 import { ConfigError } from "./errors.ts";
+import { findNonOwnerHostExposure } from "./exposure.ts";
+import { checkConfigFileExposure } from "./file-exposure.ts";
 import { configJsonSchema } from "./json-schema.ts";
 import { loadConfig } from "./load.ts";
 import { redactSecrets } from "./redact.ts";
@@ -15,7 +17,9 @@ import { redactSecrets } from "./redact.ts";
 const USAGE = `usage: agent-kernel-config <command> [file]
 
 commands:
-  check [file]          validate the config and summarise it
+  check [file]          validate the config and summarise it; warn (on stderr) about
+                        literal secrets in a file other users can read, and about
+                        agents whose non-owner sessions can run exec unsandboxed
   print [file]          print the fully resolved config as JSON (secrets redacted)
   schema [--out file]   print (or write) the JSON Schema of the config file
 
@@ -51,6 +55,11 @@ export function main(argv: readonly string[]): number {
             `  channels: ${channels.length > 0 ? channels.join(", ") : "(none)"}\n` +
             `  cron jobs: ${config.cron.jobs.length}\n`,
         );
+        const warnings = [
+          ...(loaded.path === undefined ? [] : checkConfigFileExposure(loaded.path)),
+          ...findNonOwnerHostExposure(config),
+        ];
+        for (const warning of warnings) process.stderr.write(`warning: ${warning.message}\n`);
         return 0;
       }
       case "print": {

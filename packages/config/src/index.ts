@@ -37,7 +37,9 @@ export {
   type NonOwnerHostToolsSetting,
   resolveNonOwnerHostTools,
 } from "./exposure.ts";
+export { type ConfigFileExposure, checkConfigFileExposure } from "./file-exposure.ts";
 export { CONFIG_SCHEMA_ID, configJsonSchema } from "./json-schema.ts";
+export { findLiteralSecrets, type LiteralSecret } from "./literal-secrets.ts";
 export {
   CONFIG_ENV_VAR,
   type LoadConfigOptions,
@@ -62,4 +64,5 @@ export type { AgentDefaults, AgentEntry } from "./schema-agents.ts";
 export { type Binding, type ChannelConfig, KNOWN_CHANNELS } from "./schema-channels.ts";
 export { AGENT_ID_PATTERN, THINKING_LEVELS } from "./schema-primitives.ts";
 export { type AgentToolsConfig, TOOL_PROFILES, type ToolsConfig } from "./schema-tools.ts";
+export { isCredentialKey, redactSecretText } from "./secrets.ts";
 export { closestMatch, editDistance } from "./suggest.ts";
