@@ -1,5 +1,6 @@
 // `agent doctor [legacy paths...]`: open (and so migrate) the store, import legacy pi JSONL files and OpenClaw
 // sessions.json folders, check the store, print the report. Exit 1 when problems were found. Imports no pi.
+import { checkConfigFileExposure } from "@agent-kernel/config";
 import { runDoctor } from "@agent-kernel/kernel/admin";
 import type { CommandContext } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
@@ -22,8 +23,10 @@ export function doctor(
         throw error;
       },
     );
+    // A config file others can read that holds a secret written in it (not as ${ENV}).
+    const configFile = context.configPath === undefined ? [] : checkConfigFileExposure(context.configPath);
     if (flags.json) {
-      line(io.stdout, JSON.stringify(report, null, 2));
+      line(io.stdout, JSON.stringify({ ...report, configFile }, null, 2));
     } else {
       const schema = report.schema;
       line(io.stdout, `Store ${report.stateDir}`);
@@ -76,6 +79,7 @@ export function doctor(
           }`,
         );
       }
+      for (const exposure of configFile) line(io.stdout, `  warning: ${exposure.message}`);
       for (const warning of report.security.warnings) {
         line(io.stdout, `  warning: ${warning.where}: ${warning.warning}`);
       }
