@@ -3,14 +3,18 @@
 // system directories (read-only), the command's mounts, a private /proc, /dev and /tmp exist inside: no host
 // /proc, home, state dir or config. Limits: rlimits set before the command runs (memory, file size,
 // processes), a pids cgroup per command when the gateway runs as root (root ignores RLIMIT_NPROC), wall time,
-// output. Owns: building the bwrap argv, probing that bwrap works here, running. Does not own: which
-// directories to mount (layout.ts) or the environment (environment.ts).
+// output. Owns: building the bwrap argv, probing that bwrap works here, running, and keeping one sandbox
+// started ahead for each recent set of settings (a standby: namespaces, mounts, limits and cgroup all set
+// up, its shell waiting to read a command), so a session's next command does not wait for bwrap to start.
+// A standby runs exactly one command, like a sandbox started for it. Does not own: which directories to
+// mount (layout.ts) or the environment (environment.ts).
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { accessSync, constants, existsSync, lstatSync, readlinkSync, statSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
-import { findPidsController, type PidsController, type PidsGroup } from "./pids-cgroup.ts";
-import { runProcess } from "./process-runner.ts";
+import { findPidsController, type PidsController } from "./pids-cgroup.ts";
+import { StartedProcess } from "./process-runner.ts";
 import type {
   EngineStatus,
   ProcessLimitEnforcement,
@@ -90,8 +94,12 @@ function etcBinds(network: boolean): string[] {
 const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:/tmp:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 const GROUP = `root:x:0:\nsandbox:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
 
-/** The shell line that sets the limits, then replaces itself with the command (`$1`). */
-function limitsPrelude(command: SandboxCommand, processLimit: ProcessLimitEnforcement): string {
+/**
+ * The shell script bwrap starts: set the limits (soft and hard, so the command cannot raise them), read the
+ * command's text from descriptor 7 up to a NUL, close it, and run the text in this same shell — as
+ * `bash -c <command>` would, with `$0` "bash".
+ */
+function limitsPrelude(command: SandboxSettings, processLimit: ProcessLimitEnforcement): string {
   const limits = command.limits;
   const kib = (bytes: number) => Math.max(1, Math.floor(bytes / 1024));
   const flags = [`-c 0`, `-v ${kib(limits.memoryBytes)}`, `-f ${kib(limits.maxFileBytes)}`];
@@ -99,11 +107,22 @@ function limitsPrelude(command: SandboxCommand, processLimit: ProcessLimitEnforc
   // set too (harmless, and it holds if the cgroup step is ever skipped for a non-root gateway).
   if (processLimit !== "none") flags.push(`-u ${limits.maxProcesses}`);
   // bash's ulimit sets soft and hard limits together: the command cannot raise them again.
-  return `ulimit ${flags.join(" ")} || { echo "sandbox: could not set limits" >&2; exit 125; }\nexec /bin/bash -c "$1"`;
+  return [
+    `ulimit ${flags.join(" ")} || { echo "sandbox: could not set limits" >&2; exit 125; }`,
+    `IFS= read -r -d '' __sandbox_command <&7 || exit 125`,
+    "exec 7<&-",
+    'eval "unset __sandbox_command; $__sandbox_command"',
+  ].join("\n");
 }
 
-/** The bwrap arguments for a command (exported for tests and `doctor`: nothing here runs anything). */
-export function bwrapArgs(command: SandboxCommand, processLimit: ProcessLimitEnforcement): string[] {
+/** What a command is started with, but its text: the settings a standby sandbox is made for. */
+export type SandboxSettings = Omit<SandboxCommand, "command" | "signal" | "onData">;
+
+/**
+ * The bwrap arguments for a command's settings (exported for tests and `doctor`: nothing here runs
+ * anything). The command's text is not in them: the sandbox's shell reads it from descriptor 7.
+ */
+export function bwrapArgs(command: SandboxSettings, processLimit: ProcessLimitEnforcement): string[] {
   for (const mount of command.mounts) {
     if (!isAbsolute(mount.path) || !isAbsolute(mount.hostPath)) {
       throw new Error(`sandbox mount paths must be absolute: ${mount.path} <- ${mount.hostPath}`);
@@ -150,12 +169,12 @@ export function bwrapArgs(command: SandboxCommand, processLimit: ProcessLimitEnf
   // landing somewhere the command could mistake for the host.
   args.push("--remount-ro", "/");
   args.push("--chdir", command.cwd);
-  args.push("--", "/bin/bash", "-c", limitsPrelude(command, processLimit), "sandbox", command.command);
+  args.push("--", "/bin/bash", "-c", limitsPrelude(command, processLimit), "bash");
   return args;
 }
 
 /** Mount paths as the command sees them must resolve to a mount's host directory to start bwrap in. */
-function hostCwd(command: SandboxCommand): string {
+function hostCwd(command: SandboxSettings): string {
   const mount = [...command.mounts]
     .sort((a, b) => b.path.length - a.path.length)
     .find((candidate) => command.cwd === candidate.path || command.cwd.startsWith(`${candidate.path}/`));
@@ -169,6 +188,82 @@ function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, strin
 }
 
 const PROBE_TTL_MS = 30_000;
+/** A standby not used for this long is stopped. */
+const STANDBY_IDLE_MS = 60_000;
+/** Settings with a standby at once (the least recently prepared goes first). */
+const MAX_STANDBYS = 8;
+
+const allStandbys = new Set<{ stopAll(): void }>();
+
+function standbyKey(settings: SandboxSettings): string {
+  return JSON.stringify([settings.cwd, settings.env, settings.mounts, settings.network, settings.limits]);
+}
+
+/**
+ * One started sandbox per recent set of settings. Taking one leaves none for its key until `prepare` starts
+ * the next; a standby that died while waiting (killed from outside) is dropped, never used.
+ */
+class Standbys {
+  readonly #waiting = new Map<string, { process: StartedProcess; timer: NodeJS.Timeout }>();
+
+  constructor() {
+    // bwrap's --die-with-parent stops them when this process dies; a clean exit stops them at once.
+    if (allStandbys.size === 0) {
+      process.once("exit", () => {
+        for (const standbys of allStandbys) standbys.stopAll();
+      });
+    }
+    allStandbys.add(this);
+  }
+
+  stopAll(): void {
+    for (const { process: standby, timer } of this.#waiting.values()) {
+      clearTimeout(timer);
+      standby.kill();
+    }
+    this.#waiting.clear();
+  }
+
+  take(key: string): StartedProcess | undefined {
+    const entry = this.#waiting.get(key);
+    if (entry === undefined) return undefined;
+    this.#waiting.delete(key);
+    clearTimeout(entry.timer);
+    if (entry.process.exited) {
+      entry.process.kill();
+      return undefined;
+    }
+    return entry.process;
+  }
+
+  prepare(key: string, start: () => StartedProcess): void {
+    if (this.#waiting.has(key)) return;
+    setImmediate(() => {
+      if (this.#waiting.has(key)) return;
+      let started: StartedProcess;
+      try {
+        started = start();
+      } catch {
+        return; // the next command starts its own sandbox and reports what fails
+      }
+      started.unrefWhileWaiting();
+      const timer = setTimeout(() => {
+        if (this.#waiting.get(key)?.process === started) this.#waiting.delete(key);
+        started.kill();
+      }, STANDBY_IDLE_MS);
+      timer.unref();
+      this.#waiting.set(key, { process: started, timer });
+      if (this.#waiting.size > MAX_STANDBYS) {
+        const [oldestKey, oldest] = this.#waiting.entries().next().value ?? [];
+        if (oldestKey !== undefined && oldest !== undefined) {
+          this.#waiting.delete(oldestKey);
+          clearTimeout(oldest.timer);
+          oldest.process.kill();
+        }
+      }
+    });
+  }
+}
 
 export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngine {
   let cached: { at: number; status: EngineStatus } | undefined;
@@ -182,42 +277,44 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
     return process.getuid?.() === 0 ? "none" : "rlimit";
   };
 
-  const launch = async (command: SandboxCommand, bwrap: string): Promise<SandboxResult> => {
+  /** Starts a sandbox for `settings`, its shell waiting for a command on descriptor 7. */
+  const start = (settings: SandboxSettings, bwrap: string): StartedProcess => {
     const processLimit = processLimitHere();
-    const args = bwrapArgs(command, processLimit);
-    let group: PidsGroup | undefined;
-    let file = bwrap;
-    let argv = args;
+    const args = bwrapArgs(settings, processLimit);
     const controller = processLimit === "cgroup" ? pidsController() : undefined;
-    if (controller !== undefined) {
-      group = controller.create(`cmd-${process.pid}-${randomUUID()}`, command.limits.maxProcesses);
-      // The launcher joins the group before bwrap starts, so every process of the command is counted.
-      file = "/bin/sh";
-      argv = [
-        "-c",
-        'echo $$ > "$1" || exit 125; shift; exec "$@"',
-        "sandbox-launch",
-        group.procsFile,
-        bwrap,
-        ...args,
-      ];
-    }
-    try {
-      return await runProcess({
-        file,
-        args: argv,
-        cwd: hostCwd(command),
-        env: sandboxEnv(command.env),
-        dataFds: [PASSWD, GROUP],
-        timeoutMs: command.limits.timeoutMs,
-        maxOutputBytes: command.limits.maxOutputBytes,
-        signal: command.signal,
-        onData: command.onData,
-        kill: () => group?.dispose(),
-      });
-    } finally {
-      group?.dispose();
-    }
+    const group = controller?.create(randomUUID(), settings.limits.maxProcesses);
+    // With a cgroup, bwrap says its namespace child's pid (--info-fd) and waits (--block-fd) until the child
+    // is in the group, so everything the command starts is counted from its first process.
+    return new StartedProcess({
+      file: bwrap,
+      args: group === undefined ? args : ["--info-fd", "5", "--block-fd", "6", ...args],
+      cwd: hostCwd(settings),
+      env: sandboxEnv(settings.env),
+      dataFds: [PASSWD, GROUP],
+      inputIndex: 4,
+      kill: () => group?.dispose(),
+      gate:
+        group === undefined
+          ? undefined
+          : { infoIndex: 2, blockIndex: 3, onChild: (pid) => writeFile(group.procsFile, String(pid)) },
+    });
+  };
+
+  const standbys = new Standbys();
+  const launch = async (command: SandboxCommand, bwrap: string): Promise<SandboxResult> => {
+    const { command: text, signal, onData, ...settings } = command;
+    const key = standbyKey(settings);
+    const standby = standbys.take(key);
+    const started = standby ?? start(settings, bwrap);
+    // The next command of these settings gets a sandbox started now, while this one runs.
+    standbys.prepare(key, () => start(settings, bwrap));
+    return started.run({
+      input: text,
+      timeoutMs: settings.limits.timeoutMs,
+      maxOutputBytes: settings.limits.maxOutputBytes,
+      signal,
+      onData,
+    });
   };
 
   const probe = async (): Promise<EngineStatus> => {
@@ -246,27 +343,28 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
     let trial: SandboxResult | undefined;
     let output = "";
     try {
-      trial = await launch(
-        {
-          command: "exit 0",
-          cwd: "/probe",
-          env: {},
-          mounts: [{ path: "/probe", hostPath: tmp, writable: false }],
-          network: false,
-          limits: {
-            timeoutMs: 15_000,
-            maxOutputBytes: 64 * 1024,
-            memoryBytes: 256 * 1024 * 1024,
-            maxProcesses: 16,
-            maxFileBytes: 1024 * 1024,
-            tmpBytes: 1024 * 1024,
-          },
-          onData: (chunk) => {
-            output += chunk.toString("utf8");
-          },
+      const trialSettings: SandboxSettings = {
+        cwd: "/probe",
+        env: {},
+        mounts: [{ path: "/probe", hostPath: tmp, writable: false }],
+        network: false,
+        limits: {
+          timeoutMs: 15_000,
+          maxOutputBytes: 64 * 1024,
+          memoryBytes: 256 * 1024 * 1024,
+          maxProcesses: 16,
+          maxFileBytes: 1024 * 1024,
+          tmpBytes: 1024 * 1024,
         },
-        bwrap,
-      );
+      };
+      trial = await start(trialSettings, bwrap).run({
+        input: "exit 0",
+        timeoutMs: trialSettings.limits.timeoutMs,
+        maxOutputBytes: trialSettings.limits.maxOutputBytes,
+        onData: (chunk) => {
+          output += chunk.toString("utf8");
+        },
+      });
     } catch (error) {
       output = error instanceof Error ? error.message : String(error);
     }

@@ -1,9 +1,11 @@
 // A pids cgroup per sandboxed command. Owns: finding a pids controller this process may write (cgroup v1
-// `pids` hierarchy, or a cgroup v2 directory with the pids controller delegated to us), creating one child
-// cgroup per command with `pids.max`, and killing and removing it afterwards. Why it exists: the process
+// `pids` hierarchy, or a cgroup v2 directory with the pids controller delegated to us), giving each command
+// a child cgroup of its own with `pids.max` (kept in a small pool and reused once empty: creating and
+// removing a cgroup per command cost more than the rest of the sandbox's start), killing whatever is left
+// in it afterwards, and removing the pool's groups (and those of dead processes) when it can. Why it exists: the process
 // limit must hold when the gateway runs as root, and the kernel never applies RLIMIT_NPROC to root. Does not
 // own: moving the command into the group (the engine's launcher writes its own pid first, then execs).
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const GROUP_DIR = "agent-kernel-sandbox";
@@ -19,8 +21,14 @@ export interface PidsController {
   readonly version: 1 | 2;
   /** The directory command groups are created in. */
   readonly parent: string;
+  /** An empty group with `pids.max` set, for one command; `dispose()` gives it back. */
   create(id: string, maxProcesses: number): PidsGroup;
 }
+
+/** Idle groups kept for reuse. */
+const POOL_SIZE = 8;
+/** Checks (20 ms apart) for a disposed group to empty before it is given up. */
+const RECYCLE_ATTEMPTS = 50;
 
 function mountPoints(): { path: string; type: string; options: string }[] {
   let text: string;
@@ -75,7 +83,7 @@ function killAll(dir: string): void {
       // fall through to the v1 way
     }
   }
-  for (let round = 0; round < 100; round++) {
+  for (let round = 0; round < 10; round++) {
     let pids: number[];
     try {
       pids = readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
@@ -94,17 +102,10 @@ function killAll(dir: string): void {
 }
 
 function removeGroup(dir: string): void {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    try {
-      rmdirSync(dir);
-      return;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return;
-      // EBUSY: killed processes not reaped yet.
-      killAll(dir);
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
-    }
+  try {
+    rmdirSync(dir);
+  } catch {
+    // ENOENT: gone already; EBUSY: processes not reaped yet (a later gateway process removes it)
   }
 }
 
@@ -124,34 +125,109 @@ function controllerAt(version: 1 | 2, base: string): PidsController | undefined 
     }
   }
   if (!writable(parent)) return undefined;
+  removeGroupsOfDeadProcesses(parent);
+  const idle: string[] = [];
+  const limits = new Map<string, number>();
+  const setMax = (dir: string, maxProcesses: number) => {
+    if (limits.get(dir) === maxProcesses) return;
+    writeFileSync(join(dir, "pids.max"), String(maxProcesses));
+    limits.set(dir, maxProcesses);
+  };
+  process.once("exit", () => {
+    for (const dir of idle.splice(0)) removeGroup(dir);
+  });
+  const recycleLater = (dir: string, attempt: number): void => {
+    const timer = setTimeout(
+      () => {
+        if (isEmpty(dir)) {
+          if (idle.length < POOL_SIZE) idle.push(dir);
+          else removeGroup(dir);
+        } else if (attempt < RECYCLE_ATTEMPTS) {
+          killAll(dir);
+          recycleLater(dir, attempt + 1);
+        }
+        // Still busy after that: left for `removeGroupsOfDeadProcesses` of a later gateway process.
+      },
+      attempt === 0 ? 0 : 20,
+    );
+    timer.unref();
+  };
   return {
     version,
     parent,
     create(id, maxProcesses) {
-      const dir = join(parent, id);
-      mkdirSync(dir);
+      let dir = idle.pop();
+      if (dir === undefined) {
+        dir = join(parent, `cmd-${process.pid}-${id}`);
+        mkdirSync(dir);
+      }
+      const groupDir = dir;
       try {
-        writeFileSync(join(dir, "pids.max"), String(maxProcesses));
+        setMax(groupDir, maxProcesses);
       } catch (error) {
-        removeGroup(dir);
+        removeGroup(groupDir);
         throw error;
       }
       let disposed = false;
       return {
-        procsFile: join(dir, "cgroup.procs"),
+        procsFile: join(groupDir, "cgroup.procs"),
         dispose() {
           if (disposed) return;
           disposed = true;
-          killAll(dir);
-          removeGroup(dir);
+          killAll(groupDir);
+          // The killed processes leave the group once reaped, a moment later: recycle it then, off the
+          // command's path (a synchronous wait here cost every command milliseconds).
+          recycleLater(groupDir, 0);
         },
       };
     },
   };
 }
 
-/** A pids controller this process can use, or undefined (then only RLIMIT_NPROC is available). */
+function isEmpty(dir: string): boolean {
+  try {
+    return readFileSync(join(dir, "cgroup.procs"), "utf8").trim() === "";
+  } catch {
+    return false;
+  }
+}
+
+/** Groups named after a process that no longer runs (it died before removing them). */
+function removeGroupsOfDeadProcesses(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const match = /^cmd-(\d+)-/.exec(name);
+    if (!match) continue;
+    const pid = Number(match[1]);
+    if (pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EPERM") continue;
+    }
+    killAll(join(parent, name));
+    removeGroup(join(parent, name));
+  }
+}
+
+let found: { controller: PidsController | undefined } | undefined;
+
+/**
+ * A pids controller this process can use, or undefined (then only RLIMIT_NPROC is available). One per
+ * process: every engine shares its pool of groups.
+ */
 export function findPidsController(): PidsController | undefined {
+  found ??= { controller: locatePidsController() };
+  return found.controller;
+}
+
+function locatePidsController(): PidsController | undefined {
   if (process.platform !== "linux") return undefined;
   const own = ownCgroupPaths();
   const mounts = mountPoints();
