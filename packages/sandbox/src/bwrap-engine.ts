@@ -50,6 +50,11 @@ export interface BwrapEngineOptions {
   readonly bwrapPath?: string | undefined;
   /** Pids cgroups: "auto" (default) finds one; false never uses one (tests of the rlimit path). */
   readonly pidsCgroup?: "auto" | false | undefined;
+  /**
+   * Start the next sandbox of the same settings while a command runs (default true). False: every command
+   * waits for its own sandbox to start (the cold cost; benchmarks compare the two).
+   */
+  readonly standby?: boolean | undefined;
 }
 
 function findOnPath(name: string): string | undefined {
@@ -307,7 +312,7 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
     const standby = standbys.take(key);
     const started = standby ?? start(settings, bwrap);
     // The next command of these settings gets a sandbox started now, while this one runs.
-    standbys.prepare(key, () => start(settings, bwrap));
+    if (options.standby !== false) standbys.prepare(key, () => start(settings, bwrap));
     return started.run({
       input: text,
       timeoutMs: settings.limits.timeoutMs,

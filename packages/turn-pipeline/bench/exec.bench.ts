@@ -10,7 +10,9 @@
 // bash, and a pids cgroup when the gateway runs as root) against the tool's own work (pi's bash tool: output
 // accumulator, formatting, the output cap). Where the engine uses a pids cgroup (a root gateway with a writable
 // pids controller), one more case runs bwrap without it (`pidsCgroup: false`: no process limit then), to show
-// what the cgroup costs. All cases are interleaved round by round.
+// what the cgroup costs. The engine starts the next command's sandbox while a command runs (a standby), so a
+// session's commands do not wait for bwrap; a reference case turns that off (`standby: false`) to show the
+// cold start every first command of a session pays. All cases are interleaved round by round.
 //
 // Every case starts after the same untimed idle pause (`before`), as a model's tool call comes after a model
 // response: a process start right after another is faster than one after a pause (the host engine's too), and
@@ -112,7 +114,13 @@ const measured: BenchCase[] = [
   { name: "raw createHostEngine().run `true`", run: engineRun(createHostEngine(), host) },
   ...(sandboxed === undefined
     ? []
-    : [{ name: "raw createBwrapEngine().run `true`", run: engineRun(createBwrapEngine(), sandboxed) }]),
+    : [
+        { name: "raw createBwrapEngine().run `true`", run: engineRun(createBwrapEngine(), sandboxed) },
+        {
+          name: "raw createBwrapEngine({ standby: false }).run `true` (reference: a sandbox started for each command)",
+          run: engineRun(createBwrapEngine({ standby: false }), sandboxed),
+        },
+      ]),
   ...(sandboxed?.status?.available === true && sandboxed.status.processLimit === "cgroup"
     ? [
         {
