@@ -15,12 +15,14 @@ import { writeFile } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
 import { findPidsController, type PidsController } from "./pids-cgroup.ts";
 import { StartedProcess } from "./process-runner.ts";
+import { Standbys, standbyKey } from "./standbys.ts";
 import type {
   EngineStatus,
   ProcessLimitEnforcement,
   SandboxCommand,
   SandboxEngine,
   SandboxResult,
+  SandboxSettings,
 } from "./types.ts";
 import { SandboxUnavailableError } from "./types.ts";
 
@@ -120,9 +122,6 @@ function limitsPrelude(command: SandboxSettings, processLimit: ProcessLimitEnfor
   ].join("\n");
 }
 
-/** What a command is started with, but its text: the settings a standby sandbox is made for. */
-export type SandboxSettings = Omit<SandboxCommand, "command" | "signal" | "onData">;
-
 /**
  * The bwrap arguments for a command's settings (exported for tests and `doctor`: nothing here runs
  * anything). The command's text is not in them: the sandbox's shell reads it from descriptor 7.
@@ -192,84 +191,9 @@ function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, strin
   return { ...env, PATH: SANDBOX_PATH, HOME: "/tmp", TMPDIR: "/tmp", USER: "sandbox", LOGNAME: "sandbox" };
 }
 
-const PROBE_TTL_MS = 30_000;
-/** A standby not used for this long is stopped. */
-const STANDBY_IDLE_MS = 60_000;
-/** Settings with a standby at once (the least recently prepared goes first). */
-const MAX_STANDBYS = 8;
-
-const allStandbys = new Set<{ stopAll(): void }>();
-
-function standbyKey(settings: SandboxSettings): string {
-  return JSON.stringify([settings.cwd, settings.env, settings.mounts, settings.network, settings.limits]);
-}
-
-/**
- * One started sandbox per recent set of settings. Taking one leaves none for its key until `prepare` starts
- * the next; a standby that died while waiting (killed from outside) is dropped, never used.
- */
-class Standbys {
-  readonly #waiting = new Map<string, { process: StartedProcess; timer: NodeJS.Timeout }>();
-
-  constructor() {
-    // bwrap's --die-with-parent stops them when this process dies; a clean exit stops them at once.
-    if (allStandbys.size === 0) {
-      process.once("exit", () => {
-        for (const standbys of allStandbys) standbys.stopAll();
-      });
-    }
-    allStandbys.add(this);
-  }
-
-  stopAll(): void {
-    for (const { process: standby, timer } of this.#waiting.values()) {
-      clearTimeout(timer);
-      standby.kill();
-    }
-    this.#waiting.clear();
-  }
-
-  take(key: string): StartedProcess | undefined {
-    const entry = this.#waiting.get(key);
-    if (entry === undefined) return undefined;
-    this.#waiting.delete(key);
-    clearTimeout(entry.timer);
-    if (entry.process.exited) {
-      entry.process.kill();
-      return undefined;
-    }
-    return entry.process;
-  }
-
-  prepare(key: string, start: () => StartedProcess): void {
-    if (this.#waiting.has(key)) return;
-    setImmediate(() => {
-      if (this.#waiting.has(key)) return;
-      let started: StartedProcess;
-      try {
-        started = start();
-      } catch {
-        return; // the next command starts its own sandbox and reports what fails
-      }
-      started.unrefWhileWaiting();
-      const timer = setTimeout(() => {
-        if (this.#waiting.get(key)?.process === started) this.#waiting.delete(key);
-        started.kill();
-      }, STANDBY_IDLE_MS);
-      timer.unref();
-      this.#waiting.set(key, { process: started, timer });
-      if (this.#waiting.size > MAX_STANDBYS) {
-        const [oldestKey, oldest] = this.#waiting.entries().next().value ?? [];
-        if (oldestKey !== undefined && oldest !== undefined) {
-          this.#waiting.delete(oldestKey);
-          clearTimeout(oldest.timer);
-          oldest.process.kill();
-        }
-      }
-    });
-  }
-}
-
+/** How long a probe's answer holds: a working engine stays working; a missing one may be installed any time. */
+const PROBE_TTL_AVAILABLE_MS = 10 * 60_000;
+const PROBE_TTL_UNAVAILABLE_MS = 5_000;
 export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngine {
   let cached: { at: number; status: EngineStatus } | undefined;
   let pids: PidsController | undefined | null = null;
@@ -399,7 +323,8 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
   return {
     name: "bwrap",
     async probe(probeOptions = {}) {
-      if (!probeOptions.fresh && cached !== undefined && Date.now() - cached.at < PROBE_TTL_MS) {
+      const ttl = cached?.status.available ? PROBE_TTL_AVAILABLE_MS : PROBE_TTL_UNAVAILABLE_MS;
+      if (!probeOptions.fresh && cached !== undefined && Date.now() - cached.at < ttl) {
         return cached.status;
       }
       const status = await probe();

@@ -33,5 +33,6 @@ export {
   type SandboxLimits,
   type SandboxMount,
   type SandboxResult,
+  type SandboxSettings,
   SandboxUnavailableError,
 } from "./types.ts";

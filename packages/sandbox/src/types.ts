@@ -43,6 +43,9 @@ export interface SandboxCommand {
   readonly onData?: ((chunk: Buffer) => void) | undefined;
 }
 
+/** What a command is started with, but its text: the settings a sandbox (and a standby) is made for. */
+export type SandboxSettings = Omit<SandboxCommand, "command" | "signal" | "onData">;
+
 /** How a command ended. Exactly one of `exitCode` / `signal` is set unless the engine failed to start. */
 export interface SandboxResult {
   readonly exitCode: number | null;
