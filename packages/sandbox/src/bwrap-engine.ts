@@ -231,7 +231,7 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
 
   const standbys = new Standbys();
   const launch = async (command: SandboxCommand, bwrap: string): Promise<SandboxResult> => {
-    const { command: text, signal, onData, ...settings } = command;
+    const { command: text, signal, onData, onStdout, stdin, ...settings } = command;
     const key = standbyKey(settings);
     const standby = standbys.take(key);
     const started = standby ?? start(settings, bwrap);
@@ -243,6 +243,8 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
       maxOutputBytes: settings.limits.maxOutputBytes,
       signal,
       onData,
+      onStdout,
+      stdin,
     });
   };
 

@@ -36,6 +36,8 @@ export function createHostEngine(): SandboxEngine {
         maxOutputBytes: command.limits.maxOutputBytes,
         signal: command.signal,
         onData: command.onData,
+        onStdout: command.onStdout,
+        stdin: command.stdin,
       });
     },
   };

@@ -46,6 +46,9 @@ export interface RunSpec {
   readonly maxOutputBytes: number;
   readonly signal?: AbortSignal | undefined;
   readonly onData?: ((chunk: Buffer) => void) | undefined;
+  readonly onStdout?: ((chunk: Buffer) => void) | undefined;
+  /** What the command reads on its standard input (then end of file); absent: end of file at once. */
+  readonly stdin?: string | Uint8Array | undefined;
 }
 
 /** After the process exits, how long its pipes may stay open (a background child holding them) before we stop reading. */
@@ -55,8 +58,8 @@ const PIPE_GRACE_MS = 200;
 export class StartedProcess {
   readonly #spec: StartSpec;
   readonly #child: ChildProcess;
-  readonly #early: Buffer[] = [];
-  #onOutput: ((chunk: Buffer) => void) | undefined;
+  readonly #early: { chunk: Buffer; stdout: boolean }[] = [];
+  #onOutput: ((chunk: Buffer, stdout: boolean) => void) | undefined;
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   #closed = false;
   #startError: Error | undefined;
@@ -78,15 +81,17 @@ export class StartedProcess {
       cwd: spec.cwd,
       env: { ...spec.env },
       detached: true,
-      stdio: ["ignore", "pipe", "pipe", ...Array.from({ length: extraCount }, () => "pipe" as const)],
+      // stdin is a pipe so that `run` can give the command data; it is closed at once when there is none.
+      stdio: ["pipe", "pipe", "pipe", ...Array.from({ length: extraCount }, () => "pipe" as const)],
     });
     this.#child = child;
-    const output = (chunk: Buffer) => {
-      if (this.#onOutput) this.#onOutput(chunk);
-      else this.#early.push(chunk);
+    const output = (chunk: Buffer, stdout: boolean) => {
+      if (this.#onOutput) this.#onOutput(chunk, stdout);
+      else this.#early.push({ chunk, stdout });
     };
-    child.stdout?.on("data", output);
-    child.stderr?.on("data", output);
+    child.stdin?.on("error", () => {});
+    child.stdout?.on("data", (chunk: Buffer) => output(chunk, true));
+    child.stderr?.on("data", (chunk: Buffer) => output(chunk, false));
     extraFds.forEach((data, index) => {
       const stream = child.stdio[3 + index] as NodeJS.WritableStream | null;
       stream?.on("error", () => {});
@@ -188,16 +193,20 @@ export class StartedProcess {
       let outputLimited = false;
       let outputBytes = 0;
       let settled = false;
-      const onOutput = (chunk: Buffer) => {
+      const onOutput = (chunk: Buffer, stdout: boolean) => {
         const room = spec.maxOutputBytes - outputBytes;
         outputBytes += chunk.length;
-        if (room > 0) spec.onData?.(room >= chunk.length ? chunk : chunk.subarray(0, room));
+        if (room > 0) {
+          const kept = room >= chunk.length ? chunk : chunk.subarray(0, room);
+          spec.onData?.(kept);
+          if (stdout) spec.onStdout?.(kept);
+        }
         if (outputBytes > spec.maxOutputBytes && !outputLimited) {
           outputLimited = true;
           this.kill();
         }
       };
-      for (const chunk of this.#early.splice(0)) onOutput(chunk);
+      for (const { chunk, stdout } of this.#early.splice(0)) onOutput(chunk, stdout);
       this.#onOutput = onOutput;
       const timer = setTimeout(() => {
         timedOut = true;
@@ -234,6 +243,8 @@ export class StartedProcess {
           durationMs: performance.now() - started,
         });
       };
+      if (spec.stdin !== undefined && !aborted) child.stdin?.end(spec.stdin);
+      else child.stdin?.end();
       if (this.#spec.inputIndex !== undefined && !aborted) {
         const input = child.stdio[3 + this.#spec.inputIndex] as NodeJS.WritableStream | null;
         input?.end(`${spec.input ?? ""}\u0000`);

@@ -41,10 +41,14 @@ export interface SandboxCommand {
   readonly signal?: AbortSignal | undefined;
   /** Output as it arrives (stdout and stderr interleaved), up to `maxOutputBytes`. */
   readonly onData?: ((chunk: Buffer) => void) | undefined;
+  /** Only the command's standard output (`onData` gets both); for callers that need the two apart. */
+  readonly onStdout?: ((chunk: Buffer) => void) | undefined;
+  /** What the command reads on its standard input; absent: end of file at once. */
+  readonly stdin?: string | Uint8Array | undefined;
 }
 
 /** What a command is started with, but its text: the settings a sandbox (and a standby) is made for. */
-export type SandboxSettings = Omit<SandboxCommand, "command" | "signal" | "onData">;
+export type SandboxSettings = Omit<SandboxCommand, "command" | "signal" | "onData" | "onStdout" | "stdin">;
 
 /** How a command ended. Exactly one of `exitCode` / `signal` is set unless the engine failed to start. */
 export interface SandboxResult {
