@@ -12,6 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createReadToolDefinition } from "@earendil-works/pi-coding-agent";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hostPathView, type PathView } from "./path-view.ts";
 import { type BoundedReadDetails, type BoundedReadToolOptions, createBoundedReadTool } from "./read-tool.ts";
@@ -50,6 +51,40 @@ async function read(
   };
 }
 
+type ReadParams = { path: string; offset?: number; limit?: number };
+
+/** What a read tool gave the model: its text, or the message of the error it threw. */
+type Outcome = { readonly text: string } | { readonly error: string };
+
+async function outcome(
+  run: () => Promise<{ content: readonly { type: string; text?: string }[] }>,
+): Promise<Outcome> {
+  try {
+    const result = await run();
+    return {
+      text: result.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join(""),
+    };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** pi's own read tool on a file of `dir`, and ours over the same directory. */
+const piOutcome = (dir: string, params: ReadParams) =>
+  outcome(() =>
+    createReadToolDefinition(dir).execute("pi", params, undefined, undefined, undefined as never),
+  );
+const ourOutcome = (dir: string, params: ReadParams) =>
+  outcome(() =>
+    createBoundedReadTool(hostPathView(dir)).execute(
+      "ours",
+      params,
+      undefined,
+      undefined,
+      undefined as never,
+    ),
+  );
+
 const numbered = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, index) => `line ${from + index}`);
 
@@ -70,62 +105,85 @@ describe("createBoundedReadTool: text", () => {
   });
 
   it("returns a small file whole, and a window with the offset that continues", async () => {
+    // Ten lines and a final newline: eleven lines for pi (`split("\n")`), the last one empty.
     writeFileSync(join(ws, "ten.txt"), `${numbered(1, 10).join("\n")}\n`);
     const whole = await read({ path: "ten.txt" });
-    expect(whole.text).toBe(numbered(1, 10).join("\n"));
-    expect(whole.details).toMatchObject({ kind: "text", firstLine: 1, lastLine: 10, totalLines: 10 });
+    expect(whole.text).toBe(`${numbered(1, 10).join("\n")}\n`);
+    expect(whole.details).toMatchObject({ kind: "text", firstLine: 1, lastLine: 11, totalLines: 11 });
     expect(whole.details.nextOffset).toBeUndefined();
 
     const window = await read({ path: "ten.txt", offset: 3, limit: 4 });
     expect(window.text).toBe(
-      `${numbered(3, 6).join("\n")}\n\n[4 more lines in file. Use offset=7 to continue.]`,
+      `${numbered(3, 6).join("\n")}\n\n[5 more lines in file. Use offset=7 to continue.]`,
     );
     expect(window.details).toMatchObject({ firstLine: 3, lastLine: 6, nextOffset: 7, truncatedBy: "limit" });
 
-    // A window that reaches the end says nothing more.
-    expect((await read({ path: "ten.txt", offset: 7, limit: 4 })).text).toBe(numbered(7, 10).join("\n"));
-    expect((await read({ path: "ten.txt", offset: 9 })).text).toBe(numbered(9, 10).join("\n"));
+    // A window that reaches the end (the empty line after the final newline included) says nothing more.
+    expect((await read({ path: "ten.txt", offset: 7, limit: 5 })).text).toBe(
+      `${numbered(7, 10).join("\n")}\n`,
+    );
+    expect((await read({ path: "ten.txt", offset: 9 })).text).toBe(`${numbered(9, 10).join("\n")}\n`);
+    // One that stops before the empty last line says it is there, as pi does.
+    expect((await read({ path: "ten.txt", offset: 7, limit: 4 })).text).toBe(
+      `${numbered(7, 10).join("\n")}\n\n[1 more lines in file. Use offset=11 to continue.]`,
+    );
+    for (const params of [
+      {},
+      { offset: 3, limit: 4 },
+      { offset: 7, limit: 4 },
+      { offset: 9 },
+      { offset: 11 },
+    ]) {
+      expect(await ourOutcome(ws, { path: "ten.txt", ...params })).toEqual(
+        await piOutcome(ws, { path: "ten.txt", ...params }),
+      );
+    }
   });
 
-  it("counts a last line without a newline, and no extra line after a final newline", async () => {
+  it("counts lines as pi does: a last line without a newline, and an empty one after a final newline", async () => {
     writeFileSync(join(ws, "no-newline.txt"), "first\nsecond\nlast");
     expect((await read({ path: "no-newline.txt", offset: 3 })).text).toBe("last");
     expect((await read({ path: "no-newline.txt" })).details.totalLines).toBe(3);
     writeFileSync(join(ws, "newline.txt"), "first\nsecond\n");
-    expect((await read({ path: "newline.txt" })).details.totalLines).toBe(2);
+    expect((await read({ path: "newline.txt" })).details.totalLines).toBe(3);
+    expect((await read({ path: "newline.txt", offset: 3 })).text).toBe("");
     writeFileSync(join(ws, "empty.txt"), "");
     expect((await read({ path: "empty.txt" })).text).toBe("");
+    expect((await read({ path: "empty.txt" })).details.totalLines).toBe(1);
     writeFileSync(join(ws, "blank-lines.txt"), "a\n\n\nb\n");
     expect((await read({ path: "blank-lines.txt", offset: 2, limit: 2 })).text).toBe(
-      "\n\n\n[1 more lines in file. Use offset=4 to continue.]",
+      "\n\n\n[2 more lines in file. Use offset=4 to continue.]",
+    );
+    expect(await ourOutcome(ws, { path: "blank-lines.txt", offset: 2, limit: 2 })).toEqual(
+      await piOutcome(ws, { path: "blank-lines.txt", offset: 2, limit: 2 }),
     );
   });
 
   it("keeps CRLF line ends as they are, like pi's read", async () => {
     writeFileSync(join(ws, "crlf.txt"), "one\r\ntwo\r\nthree\r\n");
     const ours = await read({ path: "crlf.txt", limit: 2 });
-    expect(ours.text).toBe("one\r\ntwo\r\n\n[1 more lines in file. Use offset=3 to continue.]");
-    const pis = await createReadToolDefinition(ws).execute(
-      "pi",
-      { path: join(ws, "crlf.txt"), limit: 2 },
-      undefined,
-      undefined,
-      undefined as never,
-    );
-    const piText = pis.content[0]?.type === "text" ? pis.content[0].text : "";
-    expect(piText.startsWith("one\r\ntwo\r\n")).toBe(true);
+    expect(ours.text).toBe("one\r\ntwo\r\n\n[2 more lines in file. Use offset=3 to continue.]");
+    expect(await piOutcome(ws, { path: join(ws, "crlf.txt"), limit: 2 })).toEqual({ text: ours.text });
+    expect((await read({ path: "crlf.txt" })).text).toBe("one\r\ntwo\r\nthree\r\n");
   });
 
   it("stops at pi's 2000 lines and says which offset continues", async () => {
     writeFileSync(join(ws, "long.txt"), `${numbered(1, 2500).join("\n")}\n`);
     const first = await read({ path: "long.txt" });
     expect(first.text).toBe(
-      `${numbered(1, 2000).join("\n")}\n\n[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]`,
+      `${numbered(1, 2000).join("\n")}\n\n[Showing lines 1-2000 of 2501. Use offset=2001 to continue.]`,
     );
-    expect(first.details).toMatchObject({ truncatedBy: "lines", nextOffset: 2001, totalLines: 2500 });
+    expect(first.details).toMatchObject({ truncatedBy: "lines", nextOffset: 2001, totalLines: 2501 });
     // A limit above the line cap is capped too.
     expect((await read({ path: "long.txt", limit: 2400 })).details.lastLine).toBe(2000);
-    expect((await read({ path: "long.txt", offset: 2001 })).text).toBe(numbered(2001, 2500).join("\n"));
+    expect((await read({ path: "long.txt", offset: 2001 })).text).toBe(
+      `${numbered(2001, 2500).join("\n")}\n`,
+    );
+    for (const params of [{}, { limit: 2400 }, { offset: 2001 }, { offset: 501 }, { offset: 502 }]) {
+      expect(await ourOutcome(ws, { path: "long.txt", ...params })).toEqual(
+        await piOutcome(ws, { path: "long.txt", ...params }),
+      );
+    }
   });
 
   it("stops at pi's 50KB of output on a line boundary", async () => {
@@ -136,8 +194,9 @@ describe("createBoundedReadTool: text", () => {
     expect(shown.split("\n")).toHaveLength(50);
     expect(Buffer.byteLength(shown)).toBeLessThanOrEqual(50 * 1024);
     expect(result.text).toMatch(
-      /\[Showing lines 1-50 of 100 \(50\.0KB limit\)\. Use offset=51 to continue\.\]$/,
+      /\[Showing lines 1-50 of 101 \(50\.0KB limit\)\. Use offset=51 to continue\.\]$/,
     );
+    expect(await ourOutcome(ws, { path: "wide.txt" })).toEqual(await piOutcome(ws, { path: "wide.txt" }));
   });
 
   it("cuts a single line over the byte limit on a character boundary and continues after it", async () => {
@@ -151,8 +210,12 @@ describe("createBoundedReadTool: text", () => {
     expect(result.text).toMatch(
       /\[Line 2 is 293\.0KB, over the 50\.0KB limit: showing its first 50\.0KB\. Use offset=3 to continue after it\.\]$/,
     );
-    expect(result.details).toMatchObject({ truncatedBy: "line-length", nextOffset: 3, totalLines: 3 });
-    expect((await read({ path: "one-line.txt", offset: 3 })).text).toBe("after");
+    expect(result.details).toMatchObject({ truncatedBy: "line-length", nextOffset: 3, totalLines: 4 });
+    expect((await read({ path: "one-line.txt", offset: 3 })).text).toBe("after\n");
+    // Where the long line is not the first one shown, the output stops before it, as pi's does.
+    expect(await ourOutcome(ws, { path: "one-line.txt" })).toEqual(
+      await piOutcome(ws, { path: "one-line.txt" }),
+    );
   });
 
   it("returns exactly the requested lines wherever the read buffer splits them", async () => {
@@ -179,12 +242,31 @@ describe("createBoundedReadTool: text", () => {
     }
   });
 
-  it("refuses an offset past the end and a limit below one line", async () => {
+  it("refuses an offset past the end and a negative limit; a limit of 0 says where the lines are", async () => {
     writeFileSync(join(ws, "three.txt"), "a\nb\nc\n");
-    await expect(read({ path: "three.txt", offset: 4 })).rejects.toThrow(
-      "Offset 4 is beyond end of file (3 lines total)",
+    // "a\nb\nc\n" is four lines for pi, the last one empty.
+    expect((await read({ path: "three.txt", offset: 4 })).text).toBe("");
+    await expect(read({ path: "three.txt", offset: 5 })).rejects.toThrow(
+      "Offset 5 is beyond end of file (4 lines total)",
     );
-    await expect(read({ path: "three.txt", limit: 0 })).rejects.toThrow(/limit must be at least 1/);
+    expect((await read({ path: "three.txt", offset: 2, limit: 0 })).text).toBe(
+      "\n\n[3 more lines in file. Use offset=2 to continue.]",
+    );
+    // pi would slice from the end of the file for a negative limit; this one does not guess.
+    await expect(read({ path: "three.txt", limit: -1 })).rejects.toThrow(
+      "limit must be 0 or more lines (got -1)",
+    );
+    for (const params of [
+      { offset: 4 },
+      { offset: 5 },
+      { offset: 2, limit: 0 },
+      { offset: 0 },
+      { offset: -3 },
+    ]) {
+      expect(await ourOutcome(ws, { path: "three.txt", ...params })).toEqual(
+        await piOutcome(ws, { path: "three.txt", ...params }),
+      );
+    }
   });
 
   it("does not give a total it did not count: past the scan budget it says more lines follow", async () => {
@@ -194,6 +276,181 @@ describe("createBoundedReadTool: text", () => {
       /^line 1\nline 2\n\n\[More lines in file \(\d+\.\dKB\)\. Use offset=3 to continue\.\]$/,
     );
     expect(result.details.totalLines).toBeUndefined();
+  });
+});
+
+describe("createBoundedReadTool: the same output as pi's read", () => {
+  /** Writes `content` and reads it with pi's read tool and with ours (an undefined parameter left out). */
+  const both = async (
+    content: string,
+    params: { offset?: number | undefined; limit?: number | undefined },
+  ) => {
+    writeFileSync(join(ws, "file.txt"), content);
+    const request: ReadParams = {
+      path: "file.txt",
+      ...(params.offset === undefined ? {} : { offset: params.offset }),
+      ...(params.limit === undefined ? {} : { limit: params.limit }),
+    };
+    return { ours: await ourOutcome(ws, request), pis: await piOutcome(ws, request) };
+  };
+
+  const examples: readonly (readonly [string, string, Omit<ReadParams, "path">, Outcome])[] = [
+    ["a final newline is kept", "- ship it\n", {}, { text: "- ship it\n" }],
+    ["an empty file is one empty line", "", {}, { text: "" }],
+    [
+      "an offset past an empty file",
+      "",
+      { offset: 2 },
+      { error: "Offset 2 is beyond end of file (1 lines total)" },
+    ],
+    ["a file of one newline", "\n", {}, { text: "\n" }],
+    ["the empty line after a final newline", "a\nb\n", { offset: 3 }, { text: "" }],
+    [
+      "a limit stopping before that line",
+      "a\nb\n",
+      { limit: 2 },
+      { text: "a\nb\n\n[1 more lines in file. Use offset=3 to continue.]" },
+    ],
+    ["a limit taking it", "a\nb\n", { limit: 3 }, { text: "a\nb\n" }],
+    ["CRLF and a final newline", "a\r\nb\r\n", { offset: 2 }, { text: "b\r\n" }],
+    ["no final newline", "a\nb", { offset: 2 }, { text: "b" }],
+    [
+      "a limit of 0",
+      "a\nb\n",
+      { limit: 0 },
+      { text: "\n\n[3 more lines in file. Use offset=1 to continue.]" },
+    ],
+    [
+      "a fractional offset, with pi's arithmetic",
+      "a\nb\nc\nd\n",
+      { offset: 2.5, limit: 1 },
+      { text: "b\n\n[2.5 more lines in file. Use offset=3.5 to continue.]" },
+    ],
+  ];
+  it.each(examples)("%s", async (_name, content, params, expected) => {
+    const { ours, pis } = await both(content, params);
+    expect(pis).toEqual(expected);
+    expect(ours).toEqual(expected);
+  });
+
+  const piece = fc.constantFrom(
+    "",
+    "a",
+    "word",
+    " ",
+    "  x",
+    "\t",
+    "\r",
+    "é",
+    "€",
+    "日本",
+    "😀",
+    "\u00a0",
+    "\ufeff",
+    "\u2028",
+  );
+  const line = fc.oneof(
+    { weight: 3, arbitrary: fc.array(piece, { maxLength: 4 }).map((parts) => parts.join("")) },
+    // Any characters but NUL (which makes a file binary) and "\n".
+    {
+      weight: 1,
+      arbitrary: fc.string({ unit: "binary", maxLength: 8 }).map((text) => text.replace(/[\0\n]/g, "")),
+    },
+  );
+  const offsetOrLimit = (min: number) =>
+    fc.option(
+      fc.oneof(
+        { weight: 4, arbitrary: fc.integer({ min, max: 16 }) },
+        { weight: 1, arbitrary: fc.double({ min, max: 16, noNaN: true }) },
+      ),
+      { nil: undefined },
+    );
+
+  it("gives pi's text or error for random small files, offsets and limits", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(line, { maxLength: 12 }),
+        fc.constantFrom("\n", "\r\n"),
+        fc.boolean(),
+        offsetOrLimit(-2),
+        offsetOrLimit(0),
+        async (lines, eol, finalNewline, offset, limit) => {
+          const content = lines.join(eol) + (finalNewline && lines.length > 0 ? eol : "");
+          const { ours, pis } = await both(content, { offset, limit });
+          expect(ours).toEqual(pis);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("gives pi's text around the 2000-line cap", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1995, max: 2005 }),
+        fc.array(fc.constantFrom("", "a", "bb", "c\r"), { minLength: 1, maxLength: 4 }),
+        fc.boolean(),
+        fc.option(fc.constantFrom(0, 1, 2, 3, 7, 1995, 1999, 2000, 2001, 2002, 2006, 2007), {
+          nil: undefined,
+        }),
+        fc.option(fc.constantFrom(0, 1, 7, 1995, 1999, 2000, 2001, 2002, 2003, 5000), { nil: undefined }),
+        async (count, pattern, finalNewline, offset, limit) => {
+          const lines = Array.from({ length: count }, (_, index) => pattern[index % pattern.length] ?? "");
+          const { ours, pis } = await both(lines.join("\n") + (finalNewline ? "\n" : ""), { offset, limit });
+          expect(ours).toEqual(pis);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("gives pi's text where both caps meet: 2000 lines of about 50KB", async () => {
+    for (const delta of [-1, 0, 1]) {
+      // 2000 lines of 24 or 25 bytes, 50KB + delta with their newlines between them.
+      const lines = Array.from({ length: 2000 }, (_, index) => "a".repeat(index < 1201 + delta ? 25 : 24));
+      expect(Buffer.byteLength(lines.join("\n"))).toBe(50 * 1024 + delta);
+      for (const after of [[], [""], ["z"], ["", "z"]]) {
+        for (const params of [{}, { limit: 2000 }, { limit: 2001 }, { offset: 1, limit: 2002 }]) {
+          const { ours, pis } = await both([...lines, ...after].join("\n"), params);
+          expect(ours).toEqual(pis);
+        }
+      }
+    }
+  });
+
+  it("gives pi's text around the 50KB cap, an empty last line of the selection included", async () => {
+    const maxBytes = 50 * 1024;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom("", "p", "q\r"), { maxLength: 3 }),
+        fc.array(fc.tuple(fc.nat({ max: 1800 }), fc.constantFrom("x", "é", "€")), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+        fc.integer({ min: -3, max: 3 }),
+        fc.boolean(),
+        fc.array(fc.constantFrom("", "s"), { maxLength: 2 }),
+        fc.boolean(),
+        fc.integer({ min: -1, max: 1 }),
+        fc.option(fc.integer({ min: -1, max: 1 }), { nil: undefined }),
+        async (prefix, widths, delta, emptyLast, suffix, finalNewline, offsetShift, limitShift) => {
+          // A selection of maxBytes + delta bytes: some lines, one that makes up the size, maybe an empty one.
+          const lines = widths.map(([width, char]) => char.repeat(width));
+          const taken = Buffer.byteLength(lines.join("\n")) + 1 + (emptyLast ? 1 : 0);
+          const body = [...lines, "x".repeat(maxBytes + delta - taken), ...(emptyLast ? [""] : [])];
+          expect(Buffer.byteLength(body.join("\n"))).toBe(maxBytes + delta);
+          const content = [...prefix, ...body, ...suffix].join("\n") + (finalNewline ? "\n" : "");
+          const offset = prefix.length + 1 + offsetShift;
+          // A first line over the limit is the one deliberate difference (shown cut; pi shows none of it).
+          const firstShown = content.split("\n")[Math.max(0, offset - 1)] ?? "";
+          fc.pre(Buffer.byteLength(firstShown) <= maxBytes);
+          const limit = limitShift === undefined ? undefined : body.length + limitShift;
+          const { ours, pis } = await both(content, { offset, limit });
+          expect(ours).toEqual(pis);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
 
@@ -270,7 +527,7 @@ describe("createBoundedReadTool: binary files and images", () => {
     writeFileSync(join(ws, "boundary.txt"), text);
     const result = await read({ path: "boundary.txt" });
     expect(result.details.kind).toBe("text");
-    expect(result.text).toBe(text.trimEnd());
+    expect(result.text).toBe(text);
   });
 
   it("hands images to pi's read tool so the model gets the picture, up to the size cap", async () => {
@@ -304,7 +561,7 @@ describe("createBoundedReadTool: paths and errors", () => {
       ],
     };
     const notes = await read({ path: "/agent/notes.md" }, {}, sandbox);
-    expect(notes.text).toBe("agent notes");
+    expect(notes.text).toBe("agent notes\n");
     expect(notes.details.path).toBe("/agent/notes.md");
     expect((await read({ path: "mine.txt" }, {}, sandbox)).details.path).toBe("/workspace/mine.txt");
     await expect(read({ path: join(ws, "mine.txt") }, {}, sandbox)).rejects.toThrow(/outside the workspace/);

@@ -53,6 +53,7 @@ export const DEFAULT_LINE_COUNT_SCAN_BYTES = 16 * 1024 * 1024;
 const BINARY_SNIFF_BYTES = 8 * 1024;
 const READ_CHUNK_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
+const EMPTY = Buffer.alloc(0);
 
 // pi's read schema, field for field (the model has learned it), built once.
 const READ_PARAMETERS = Type.Object({
@@ -66,12 +67,19 @@ type TextStop = "limit" | "lines" | "bytes" | "line-length";
 /**
  * The lines `[start, start + wanted)` of a stream of chunks, under a byte budget, keeping no more than the
  * output plus one line's worth of bytes; then the file's line count, for at most `countScanBytes` more.
- * A line ends at "\n" (a "\r" before it stays, as in pi); a last line without one is still a line.
+ * Lines are pi's (`text.split("\n")`): a line ends at "\n" (a "\r" before it stays), and what follows the last
+ * "\n" is a line even when it is empty, so "a\nb\n" is three lines and an empty file one.
  */
 class LineWindow {
   readonly lines: string[] = [];
-  stop: TextStop | undefined;
-  /** The byte length of the over-long first line when `stop` is "line-length" and its end was reached. */
+  /**
+   * Why collecting stopped before the end of the file: `wanted` lines kept, the next line did not fit in
+   * `maxBytes` with its "\n", or the first line alone is longer than `maxBytes` (kept cut).
+   */
+  closedBy: "count" | "bytes" | "line-length" | undefined;
+  /** When `closedBy` is "bytes": the line that did not fit is empty (only its "\n" was too much). */
+  emptyLineDidNotFit = false;
+  /** The byte length of the over-long first line when `closedBy` is "line-length" and its end was reached. */
   longLineBytes: number | undefined;
   #completedLines = 0;
   #currentLineBytes = 0;
@@ -84,31 +92,25 @@ class LineWindow {
 
   readonly start: number;
   readonly wanted: number;
-  readonly stopAtWanted: TextStop;
   readonly maxBytes: number;
   readonly countScanBytes: number;
 
   constructor(window: {
     readonly start: number;
     readonly wanted: number;
-    readonly stopAtWanted: TextStop;
     readonly maxBytes: number;
     readonly countScanBytes: number;
   }) {
     this.start = window.start;
     this.wanted = window.wanted;
-    this.stopAtWanted = window.stopAtWanted;
     this.maxBytes = window.maxBytes;
     this.countScanBytes = window.countScanBytes;
+    this.#closeIfNothingWanted();
   }
 
   /** Whether reading further can change nothing: the output is decided and the counting budget spent. */
   get satisfied(): boolean {
     return this.#closed && this.#bytesAfterClose >= this.countScanBytes;
-  }
-
-  get lastLine(): number {
-    return this.start + this.lines.length - 1;
   }
 
   push(chunk: Buffer): void {
@@ -138,15 +140,19 @@ class LineWindow {
     }
   }
 
-  /** The file's line count, at its end. */
+  /**
+   * The file's line count, at its end. As in pi (`text.split("\n")`), what follows the last "\n" is a line
+   * even when it is empty: "a\nb\n" is three lines, the last one empty, and reading it all gives the text back
+   * with its final newline (the model sees exactly what pi's read would show).
+   */
   finish(): number {
-    if (this.#currentLineBytes > 0) {
-      if (this.#closed) {
-        if (this.#longLineOpen) this.longLineBytes = this.#currentLineBytes;
-        this.#completedLines += 1;
-      } else {
-        this.#endLine();
-      }
+    // An empty last line had no bytes to take: whether its "\n" fits is decided here.
+    if (!this.#closed && this.#currentLineBytes === 0) this.#take(EMPTY, 0, 0);
+    if (this.#closed) {
+      if (this.#longLineOpen && this.#currentLineBytes > 0) this.longLineBytes = this.#currentLineBytes;
+      this.#completedLines += 1;
+    } else {
+      this.#endLine();
     }
     return this.#completedLines;
   }
@@ -169,6 +175,8 @@ class LineWindow {
       this.#close("line-length");
       this.#longLineOpen = true;
     } else if (this.lines.length > 0 && this.#outputBytes + 1 + this.#currentLineBytes > this.maxBytes) {
+      // No bytes taken and none before: the line is empty and complete (a "\n" here, or the end of the file).
+      this.emptyLineDidNotFit = this.#currentLineBytes === 0;
       this.#close("bytes");
     }
   }
@@ -178,17 +186,23 @@ class LineWindow {
       const line = Buffer.concat(this.#parts, this.#keptBytes).toString("utf8");
       this.#outputBytes += (this.lines.length > 0 ? 1 : 0) + this.#currentLineBytes;
       this.lines.push(line);
-      if (this.lines.length >= this.wanted) this.#close(this.stopAtWanted);
+      if (this.lines.length >= this.wanted) this.#close("count");
     }
     this.#completedLines += 1;
     this.#currentLineBytes = 0;
     this.#parts = [];
     this.#keptBytes = 0;
+    this.#closeIfNothingWanted();
   }
 
-  #close(stop: TextStop): void {
+  /** With no line wanted the window closes where its first line starts (so that line is known to exist). */
+  #closeIfNothingWanted(): void {
+    if (!this.#closed && this.wanted <= 0 && this.#completedLines + 1 >= this.start) this.#close("count");
+  }
+
+  #close(stop: "count" | "bytes" | "line-length"): void {
     this.#closed = true;
-    this.stop = stop;
+    this.closedBy = stop;
     this.#parts = [];
     this.#keptBytes = 0;
   }
@@ -331,7 +345,13 @@ interface TextRead {
   readonly details: Omit<BoundedReadDetails, "kind" | "path" | "sizeBytes">;
 }
 
-/** The requested lines of a text file, with pi's continuation notes. */
+/**
+ * The requested lines of a text file, with pi's continuation notes: what pi's read shows for the same file and
+ * parameters, computed as pi does (its offset and limit arithmetic, and `truncateHead`, which does not count an
+ * empty last line of the selection), but from the lines kept rather than the whole text. It differs only where
+ * it must to stay bounded: the total is not given past the counting budget, and a first line over the byte limit
+ * is shown cut where pi shows none of it.
+ */
 async function readTextWindow(
   handle: FileHandle,
   head: Buffer,
@@ -340,16 +360,22 @@ async function readTextWindow(
   limits: { readonly maxLines: number; readonly maxBytes: number; readonly countScanBytes: number },
   signal: AbortSignal | undefined,
 ): Promise<TextRead> {
-  const start = request.offset === undefined || !(request.offset >= 1) ? 1 : Math.floor(request.offset);
-  const userLimit = request.limit === undefined ? undefined : Math.floor(request.limit);
-  if (userLimit !== undefined && !(userLimit >= 1)) {
-    throw new Error(`limit must be at least 1 line (got ${request.limit})`);
+  const { offset, limit } = request;
+  if (limit !== undefined && !(limit >= 0)) {
+    // pi slices from the end of the file for a negative limit: not something to read in one pass.
+    throw new Error(`limit must be 0 or more lines (got ${limit})`);
   }
-  const byUser = userLimit !== undefined && userLimit <= limits.maxLines;
+  // pi's arithmetic, fractions included: its 0-based start line, shown as `startLine + 1` in the notes; the
+  // selection is the lines from index floor(startLine) to index trunc(min(startLine + limit, total)), exclusive.
+  const startLine = offset ? Math.max(0, offset - 1) : 0;
+  const first = Math.floor(startLine) + 1;
+  const userLines =
+    limit === undefined ? Number.POSITIVE_INFINITY : Math.trunc(startLine + limit) - (first - 1);
+  // One line past the cap: pi does not count an empty last line of the selection, so maxLines + 1 lines of
+  // which the last is empty are shown whole.
   const window = new LineWindow({
-    start,
-    wanted: byUser ? userLimit : limits.maxLines,
-    stopAtWanted: byUser ? "limit" : "lines",
+    start: first,
+    wanted: Math.min(userLines, limits.maxLines + 1),
     maxBytes: limits.maxBytes,
     countScanBytes: limits.countScanBytes,
   });
@@ -357,7 +383,7 @@ async function readTextWindow(
   let position = head.length;
   let atEnd = head.length < BINARY_SNIFF_BYTES;
   const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-  // Once satisfied, one more read still runs when the file may end right here: "more lines follow" must be true.
+  // Once satisfied, one more read still runs when the file may end right here, so the total is known.
   while (!atEnd && !(window.satisfied && position < size)) {
     if (signal?.aborted) throw aborted();
     const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK_BYTES, position);
@@ -368,48 +394,76 @@ async function readTextWindow(
     position += bytesRead;
     window.push(buffer.subarray(0, bytesRead));
   }
+  // Unknown only when the window closed before the end: after a "\n", so a line follows what it kept.
   const totalLines = atEnd ? window.finish() : undefined;
-  const { lines, stop } = window;
-  if (lines.length === 0 && totalLines !== undefined && start > Math.max(totalLines, 1)) {
-    throw new Error(`Offset ${request.offset} is beyond end of file (${totalLines} lines total)`);
+  if (totalLines !== undefined && startLine >= totalLines) {
+    throw new Error(`Offset ${offset} is beyond end of file (${totalLines} lines total)`);
   }
-  const lastLine = window.lastLine;
-  const moreFollow = totalLines === undefined || totalLines > lastLine;
-  const base = { firstLine: start, lastLine, ...(totalLines === undefined ? {} : { totalLines }) };
-  const text = lines.join("\n");
-  if (stop === undefined || !moreFollow) return { text, details: base };
-  const nextOffset = lastLine + 1;
-  const continued = { ...base, nextOffset, truncatedBy: stop };
+  const { lines, closedBy } = window;
+  const shownFrom = startLine + 1;
+  const base = { firstLine: first, ...(totalLines === undefined ? {} : { totalLines }) };
   const ofTotal = totalLines === undefined ? `of a ${formatSize(size)} file` : `of ${totalLines}`;
-  switch (stop) {
-    case "line-length": {
-      const length =
-        window.longLineBytes === undefined
-          ? `longer than ${formatSize(limits.countScanBytes)}`
-          : formatSize(window.longLineBytes);
-      return {
-        text: `${text}\n\n[Line ${start} is ${length}, over the ${formatSize(limits.maxBytes)} limit: showing its first ${formatSize(Buffer.byteLength(text))}. Use offset=${nextOffset} to continue after it.]`,
-        details: continued,
-      };
-    }
-    case "lines":
-      return {
-        text: `${text}\n\n[Showing lines ${start}-${lastLine} ${ofTotal}. Use offset=${nextOffset} to continue.]`,
-        details: continued,
-      };
-    case "bytes":
-      return {
-        text: `${text}\n\n[Showing lines ${start}-${lastLine} ${ofTotal} (${formatSize(limits.maxBytes)} limit). Use offset=${nextOffset} to continue.]`,
-        details: continued,
-      };
-    case "limit": {
-      const more =
-        totalLines === undefined
-          ? `More lines in file (${formatSize(size)})`
-          : `${totalLines - lastLine} more lines in file`;
-      return { text: `${text}\n\n[${more}. Use offset=${nextOffset} to continue.]`, details: continued };
-    }
+
+  if (closedBy === "line-length") {
+    // pi shows nothing of such a line and points at bash; this shows its start and how to go past it.
+    const text = lines[0] ?? "";
+    const length =
+      window.longLineBytes === undefined
+        ? `longer than ${formatSize(limits.countScanBytes)}`
+        : formatSize(window.longLineBytes);
+    return {
+      text: `${text}\n\n[Line ${first} is ${length}, over the ${formatSize(limits.maxBytes)} limit: showing its first ${formatSize(Buffer.byteLength(text))}. Use offset=${first + 1} to continue after it.]`,
+      details: { ...base, lastLine: first, nextOffset: first + 1, truncatedBy: "line-length" },
+    };
   }
+
+  // The selection's line count, and whether all of it was kept (the window stops on bytes only inside it).
+  const selected = Math.min(
+    userLines,
+    totalLines === undefined ? Number.POSITIVE_INFINITY : totalLines - first + 1,
+  );
+  const kept = lines.length;
+  // pi's truncateHead counts the selection's lines without an empty last one (it ends the text with "\n").
+  const countedLines = kept >= 2 && lines[kept - 1] === "" ? kept - 1 : kept;
+  if (kept === selected && countedLines <= limits.maxLines) {
+    // Not truncated: the selection whole, and pi's note when the limit stopped it before the end.
+    const text = lines.join("\n");
+    const details = { ...base, lastLine: first + kept - 1 };
+    if (limit === undefined) return { text, details };
+    // pi's expressions, in its order: with a fractional offset or limit the floating-point results differ.
+    const endLine = Math.min(startLine + limit, totalLines ?? Number.POSITIVE_INFINITY);
+    const userLimitedLines = endLine - startLine;
+    const stoppedAt = startLine + userLimitedLines;
+    if (totalLines !== undefined && !(stoppedAt < totalLines)) return { text, details };
+    const more =
+      totalLines === undefined
+        ? `More lines in file (${formatSize(size)})`
+        : `${totalLines - stoppedAt} more lines in file`;
+    return {
+      text: `${text}\n\n[${more}. Use offset=${stoppedAt + 1} to continue.]`,
+      details: { ...details, nextOffset: stoppedAt + 1, truncatedBy: "limit" },
+    };
+  }
+
+  // Truncated: as many lines as fit both limits. pi says "bytes" only when a line of its count did not fit:
+  // not when the byte limit was passed by the selection's final "\n" alone (before an empty last line).
+  const shown = Math.min(kept, limits.maxLines);
+  const lastSelected = first + selected - 1;
+  const byBytes =
+    closedBy === "bytes" &&
+    kept < limits.maxLines &&
+    !(window.emptyLineDidNotFit && first + kept === lastSelected);
+  const endLineDisplay = shownFrom + shown - 1;
+  const limitNote = byBytes ? ` (${formatSize(limits.maxBytes)} limit)` : "";
+  return {
+    text: `${lines.slice(0, shown).join("\n")}\n\n[Showing lines ${shownFrom}-${endLineDisplay} ${ofTotal}${limitNote}. Use offset=${endLineDisplay + 1} to continue.]`,
+    details: {
+      ...base,
+      lastLine: first + shown - 1,
+      nextOffset: endLineDisplay + 1,
+      truncatedBy: byBytes ? "bytes" : "lines",
+    },
+  };
 }
 
 /**
