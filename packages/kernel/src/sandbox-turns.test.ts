@@ -3,12 +3,21 @@
 // `write` lands, what `read` and `exec` can see), the secret canary (no byte of a key in the state dir, the
 // run records, the transcript or what the model was sent), and a sandboxed session whose engine is missing
 // (the turn fails before the model call; doctor reports it).
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type KernelConfig, parseConfig } from "@agent-kernel/config";
 import { type FakeLlm, reply, startFakeLlm } from "@agent-kernel/fake-llm";
-import { createBwrapEngine, sandboxWorkspaceDir } from "@agent-kernel/sandbox";
+import { createBwrapEngine, SANDBOX_HOST_ID, sandboxWorkspaceDir } from "@agent-kernel/sandbox";
 import { openSessionStore, type SqliteSessionStore } from "@agent-kernel/session-store";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runDoctor } from "./admin.ts";
@@ -95,6 +104,12 @@ function toolResults(requestIndex: number): string[] {
     );
 }
 
+/** What an operator does for a workspace a root gateway mounts read-write: give it to an ordinary user. */
+function giveToSandboxUser(dir: string): void {
+  chownSync(dir, SANDBOX_HOST_ID, SANDBOX_HOST_ID);
+  for (const name of readdirSync(dir)) chownSync(join(dir, name), SANDBOX_HOST_ID, SANDBOX_HOST_ID);
+}
+
 function filesUnder(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
@@ -117,6 +132,9 @@ describe("the sandbox config matrix through executeTurn", () => {
     "mode $mode, scope $scope, access $workspaceAccess",
     async ({ mode, scope, workspaceAccess }) => {
       const setup = await setUp({ agents: { defaults: { sandbox: { mode, scope, workspaceAccess } } } });
+      // A root gateway's sandbox runs as its working directory's owner and refuses root's (see "a root
+      // gateway" below): an operator who mounts the agent workspace read-write gives it to an ordinary user.
+      if (workspaceAccess === "rw" && process.getuid?.() === 0) giveToSandboxUser(setup.workspaceDir);
       for (const sessionKey of ["other", "main"]) {
         llm.clearRequests();
         llm.enqueue(
@@ -197,6 +215,26 @@ describe("the sandbox config matrix through executeTurn", () => {
       }
     }
   });
+});
+
+describe("a root gateway", () => {
+  it.runIf(process.getuid?.() === 0)(
+    "refuses to sandbox a root-owned agent workspace read-write, before the model is called",
+    async () => {
+      const setup = await setUp({
+        agents: { defaults: { sandbox: { mode: "all", workspaceAccess: "rw" } } },
+      });
+      llm.clearRequests();
+      const prepared = await setup.kernel.prepareSession({ sessionKey: "rw-root" });
+      const outcome = await setup.kernel.executeTurn(prepared, { prompt: "ls" });
+      expect(outcome.status).toBe("error");
+      expect(outcome.result.reason).toBe("sandbox_unavailable");
+      expect(outcome.result.errorMessage).toMatch(
+        /belongs to root, so its commands would run as root on the host/,
+      );
+      expect(llm.requests).toHaveLength(0);
+    },
+  );
 });
 
 describe("the secret canary", () => {

@@ -10,9 +10,21 @@
 // mount (layout.ts) or the environment (environment.ts).
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, statSync } from "node:fs";
+import {
+  accessSync,
+  chownSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
+import { SANDBOX_HOST_ID } from "./layout.ts";
 import { findPidsController, type PidsController } from "./pids-cgroup.ts";
 import { StartedProcess } from "./process-runner.ts";
 import { Standbys, standbyKey } from "./standbys.ts";
@@ -25,6 +37,9 @@ import type {
   SandboxSettings,
 } from "./types.ts";
 import { SandboxUnavailableError } from "./types.ts";
+
+/** util-linux's setpriv: how a root gateway's sandbox leaves root before the command runs. */
+const SETPRIV = "/usr/bin/setpriv";
 
 /** The uid and gid commands run as inside (mapped to the gateway's own uid outside). */
 export const SANDBOX_UID = 1000;
@@ -101,24 +116,45 @@ function etcBinds(network: boolean): string[] {
 const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:/tmp:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 const GROUP = `root:x:0:\nsandbox:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
 
+/** Reads the command's text from descriptor 7 up to a NUL, closes it, and runs it in this shell, as
+ * `bash -c <command>` would (with `$0` "bash"). */
+const READ_AND_RUN = [
+  `IFS= read -r -d '' __sandbox_command <&7 || exit 125`,
+  "exec 7<&-",
+  'eval "unset __sandbox_command; $__sandbox_command"',
+].join("\n");
+
 /**
- * The shell script bwrap starts: set the limits (soft and hard, so the command cannot raise them), read the
- * command's text from descriptor 7 up to a NUL, close it, and run the text in this same shell — as
- * `bash -c <command>` would, with `$0` "bash".
+ * The shell script bwrap starts: set the limits (soft and hard, so the command cannot raise them), close
+ * every descriptor the gateway may have let through, then read and run the command. Under a root gateway
+ * (`asRoot`) the script starts as the sandbox's own root (host root, mapped only for bwrap's setup, with
+ * just the capabilities this step needs): it forbids new user namespaces inside (their per-namespace limit,
+ * 0), then becomes the sandbox user — a host uid other than root — with no capabilities at all, and only
+ * then reads the command.
  */
-function limitsPrelude(command: SandboxSettings, processLimit: ProcessLimitEnforcement): string {
+function limitsPrelude(
+  command: SandboxSettings,
+  processLimit: ProcessLimitEnforcement,
+  asRoot: boolean,
+): string {
   const limits = command.limits;
   const kib = (bytes: number) => Math.max(1, Math.floor(bytes / 1024));
   const flags = [`-c 0`, `-v ${kib(limits.memoryBytes)}`, `-f ${kib(limits.maxFileBytes)}`];
   // RLIMIT_NPROC in a fresh user namespace counts only the command's own processes; under a cgroup it is
   // set too (harmless, and it holds if the cgroup step is ever skipped for a non-root gateway).
   if (processLimit !== "none") flags.push(`-u ${limits.maxProcesses}`);
-  // bash's ulimit sets soft and hard limits together: the command cannot raise them again.
+  const fail = (what: string) => `{ echo "sandbox: ${what}" >&2; exit 125; }`;
+  const lines = [
+    // bash's ulimit sets soft and hard limits together: the command cannot raise them again.
+    `ulimit ${flags.join(" ")} || ${fail("could not set limits")}`,
+    // Nothing of the gateway's open files reaches the command: every descriptor but 0-2 and the command's 7.
+    'for __sandbox_fd in /proc/self/fd/*; do __sandbox_fd=${__sandbox_fd##*/}; case $__sandbox_fd in 0|1|2|7) ;; *) eval "exec $__sandbox_fd>&-" 2>/dev/null ;; esac; done; unset __sandbox_fd',
+  ];
+  if (!asRoot) return [...lines, READ_AND_RUN].join("\n");
   return [
-    `ulimit ${flags.join(" ")} || { echo "sandbox: could not set limits" >&2; exit 125; }`,
-    `IFS= read -r -d '' __sandbox_command <&7 || exit 125`,
-    "exec 7<&-",
-    'eval "unset __sandbox_command; $__sandbox_command"',
+    ...lines,
+    `echo 0 > /proc/sys/user/max_user_namespaces || ${fail("could not forbid user namespaces")}`,
+    `exec ${SETPRIV} --reuid=${SANDBOX_UID} --regid=${SANDBOX_UID} --clear-groups --inh-caps=-all --bounding-set=-all -- /bin/bash -c "$1" bash || ${fail("could not leave root")}`,
   ].join("\n");
 }
 
@@ -126,7 +162,15 @@ function limitsPrelude(command: SandboxSettings, processLimit: ProcessLimitEnfor
  * The bwrap arguments for a command's settings (exported for tests and `doctor`: nothing here runs
  * anything). The command's text is not in them: the sandbox's shell reads it from descriptor 7.
  */
-export function bwrapArgs(command: SandboxSettings, processLimit: ProcessLimitEnforcement): string[] {
+export function bwrapArgs(
+  command: SandboxSettings,
+  processLimit: ProcessLimitEnforcement,
+  /**
+   * The gateway runs as root: bwrap sets up as root (its user namespace's uid map is written by the caller,
+   * `--userns-block-fd`), and the script becomes the sandbox user before the command (see `limitsPrelude`).
+   */
+  asRoot = false,
+): string[] {
   for (const mount of command.mounts) {
     if (!isAbsolute(mount.path) || !isAbsolute(mount.hostPath)) {
       throw new Error(`sandbox mount paths must be absolute: ${mount.path} <- ${mount.hostPath}`);
@@ -139,21 +183,37 @@ export function bwrapArgs(command: SandboxSettings, processLimit: ProcessLimitEn
     "--unshare-uts",
     "--unshare-cgroup-try",
     ...(command.network ? ["--share-net"] : ["--unshare-net"]),
-    "--uid",
-    String(SANDBOX_UID),
-    "--gid",
-    String(SANDBOX_UID),
+    ...(asRoot
+      ? // Only what the script needs to forbid nested user namespaces and change uid; it drops them all.
+        ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SYS_RESOURCE"]
+      : [
+          "--uid",
+          String(SANDBOX_UID),
+          "--gid",
+          String(SANDBOX_UID),
+          "--cap-drop",
+          "ALL",
+          "--disable-userns",
+        ]),
     "--hostname",
     "sandbox",
-    "--cap-drop",
-    "ALL",
     "--die-with-parent",
     "--new-session",
     ...systemBinds(),
+    // bwrap makes the parents of its mount points 0700 for the user it sets up as (root, under a root
+    // gateway): /etc must stay readable for the sandbox user.
+    "--perms",
+    "0755",
+    "--dir",
+    "/etc",
     ...etcBinds(command.network),
+    "--perms",
+    "0444",
     "--ro-bind-data",
     "3",
     "/etc/passwd",
+    "--perms",
+    "0444",
     "--ro-bind-data",
     "4",
     "/etc/group",
@@ -161,6 +221,18 @@ export function bwrapArgs(command: SandboxSettings, processLimit: ProcessLimitEn
     "/proc",
     "--dev",
     "/dev",
+    // bwrap's /dev is a tmpfs as large as half the memory: shared memory gets the /tmp bound instead, and
+    // /dev itself becomes read-only (device nodes still work).
+    "--perms",
+    "1777",
+    "--size",
+    String(command.limits.tmpBytes),
+    "--tmpfs",
+    "/dev/shm",
+    "--remount-ro",
+    "/dev",
+    "--perms",
+    "1777",
     "--size",
     String(command.limits.tmpBytes),
     "--tmpfs",
@@ -173,17 +245,32 @@ export function bwrapArgs(command: SandboxSettings, processLimit: ProcessLimitEn
   // landing somewhere the command could mistake for the host.
   args.push("--remount-ro", "/");
   args.push("--chdir", command.cwd);
-  args.push("--", "/bin/bash", "-c", limitsPrelude(command, processLimit), "bash");
+  args.push("--", "/bin/bash", "-c", limitsPrelude(command, processLimit, asRoot), "bash");
+  if (asRoot) args.push(READ_AND_RUN);
   return args;
 }
 
-/** Mount paths as the command sees them must resolve to a mount's host directory to start bwrap in. */
-function hostCwd(command: SandboxSettings): string {
-  const mount = [...command.mounts]
+/**
+ * The host uid and gid a root gateway's sandboxed commands run as: the owner of the working directory's mount
+ * (the scope's sandbox workspace, made for `SANDBOX_HOST_ID`, or an agent workspace mounted read-write).
+ * Never root: the sandbox's user would be host root without capabilities, which still writes any root-owned
+ * file it can reach (`/proc/sys/kernel/core_pattern` runs a program as root). A root-owned working directory
+ * is refused.
+ */
+function sandboxUserOfRootGateway(settings: SandboxSettings): { uid: number; gid: number } {
+  const mount = [...settings.mounts]
     .sort((a, b) => b.path.length - a.path.length)
-    .find((candidate) => command.cwd === candidate.path || command.cwd.startsWith(`${candidate.path}/`));
-  if (mount === undefined) throw new Error(`sandbox cwd ${command.cwd} is not inside any mount`);
-  return mount.hostPath;
+    .find((candidate) => settings.cwd === candidate.path || settings.cwd.startsWith(`${candidate.path}/`));
+  if (mount === undefined) throw new Error(`sandbox cwd ${settings.cwd} is not inside any mount`);
+  const owner = statSync(mount.hostPath);
+  if (owner.uid === 0 || owner.gid === 0) {
+    throw new SandboxUnavailableError(
+      "bwrap",
+      `the gateway runs as root and the sandbox's working directory ${mount.hostPath} belongs to root, so its commands would run as root on the host`,
+      `give that directory to an unprivileged user and group (e.g. \`chown -R ${SANDBOX_HOST_ID}:${SANDBOX_HOST_ID} ${mount.hostPath}\`; the sandbox runs as its owner), or run the gateway as an ordinary user`,
+    );
+  }
+  return { uid: owner.uid, gid: owner.gid };
 }
 
 /** The environment a sandboxed command sees: the caller's, with paths that exist inside. */
@@ -209,23 +296,39 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
   /** Starts a sandbox for `settings`, its shell waiting for a command on descriptor 7. */
   const start = (settings: SandboxSettings, bwrap: string): StartedProcess => {
     const processLimit = processLimitHere();
-    const args = bwrapArgs(settings, processLimit);
+    const asRoot = process.getuid?.() === 0;
+    const user = asRoot ? sandboxUserOfRootGateway(settings) : undefined;
+    const args = bwrapArgs(settings, processLimit, asRoot);
     const controller = processLimit === "cgroup" ? pidsController() : undefined;
     const group = controller?.create(randomUUID(), settings.limits.maxProcesses);
-    // With a cgroup, bwrap says its namespace child's pid (--info-fd) and waits (--block-fd) until the child
-    // is in the group, so everything the command starts is counted from its first process.
+    // bwrap says its namespace child's pid (--info-fd) and waits before letting it set anything up
+    // (--userns-block-fd: its uid map is ours to write; --block-fd: before the command), so the child is in
+    // the command's cgroup before it starts any process, and under a root gateway its user namespace maps the
+    // sandbox user to an ordinary host uid.
+    const gated =
+      user !== undefined
+        ? ["--info-fd", "5", "--userns-block-fd", "6", ...args]
+        : group !== undefined
+          ? ["--info-fd", "5", "--block-fd", "6", ...args]
+          : args;
+    const onChild = async (pid: number): Promise<void> => {
+      if (group !== undefined) await writeFile(group.procsFile, String(pid));
+      if (user !== undefined) {
+        // The sandbox's root is host root only for bwrap's own setup (mounts need it to reach the private
+        // state dir); the sandbox user is the working directory's owner.
+        await writeFile(`/proc/${pid}/uid_map`, `0 0 1\n${SANDBOX_UID} ${user.uid} 1\n`);
+        await writeFile(`/proc/${pid}/gid_map`, `0 0 1\n${SANDBOX_UID} ${user.gid} 1\n`);
+      }
+    };
     return new StartedProcess({
       file: bwrap,
-      args: group === undefined ? args : ["--info-fd", "5", "--block-fd", "6", ...args],
-      cwd: hostCwd(settings),
+      args: gated,
+      cwd: "/",
       env: sandboxEnv(settings.env),
       dataFds: [PASSWD, GROUP],
       inputIndex: 4,
       kill: () => group?.dispose(),
-      gate:
-        group === undefined
-          ? undefined
-          : { infoIndex: 2, blockIndex: 3, onChild: (pid) => writeFile(group.procsFile, String(pid)) },
+      gate: gated === args ? undefined : { infoIndex: 2, blockIndex: 3, onChild },
     });
   };
 
@@ -270,7 +373,9 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
       };
     }
     // A real start: user namespaces may be disabled (sysctl, AppArmor) even where bwrap is installed.
-    const tmp = process.env.TMPDIR && isAbsolute(process.env.TMPDIR) ? process.env.TMPDIR : "/tmp";
+    // An empty directory of the sandbox's own user (as a sandbox workspace is), removed afterwards.
+    const tmp = mkdtempSync(join(tmpdir(), "sandbox-probe-"));
+    if (process.getuid?.() === 0) chownSync(tmp, SANDBOX_HOST_ID, SANDBOX_HOST_ID);
     let trial: SandboxResult | undefined;
     let output = "";
     try {
@@ -298,6 +403,8 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
       });
     } catch (error) {
       output = error instanceof Error ? error.message : String(error);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
     }
     if (trial?.exitCode !== 0) {
       return {
@@ -332,6 +439,9 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
       const status = await probe();
       cached = { at: Date.now(), status };
       return status;
+    },
+    check(settings) {
+      if (process.getuid?.() === 0) sandboxUserOfRootGateway(settings);
     },
     async run(command) {
       const status = await this.probe();

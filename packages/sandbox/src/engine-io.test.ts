@@ -6,10 +6,10 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createBwrapEngine } from "./bwrap-engine.ts";
 import { createHostEngine } from "./host-engine.ts";
-import { sandboxLimits } from "./layout.ts";
+import { ensureSandboxWorkspace, sandboxLimits } from "./layout.ts";
 import type { SandboxEngine } from "./types.ts";
 
-const workspace = mkdtempSync(join(tmpdir(), "sandbox-io-"));
+const workspace = ensureSandboxWorkspace(mkdtempSync(join(tmpdir(), "sandbox-io-")));
 afterAll(() => rmSync(workspace, { recursive: true, force: true }));
 const limits = sandboxLimits({
   timeoutSeconds: 20,

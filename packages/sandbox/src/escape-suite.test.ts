@@ -4,11 +4,13 @@
 // processes: bubblewrap must be installed (the test command installs it).
 import { execFileSync } from "node:child_process";
 import {
+  chownSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -19,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBwrapEngine } from "./bwrap-engine.ts";
 import { scrubEnvironment } from "./environment.ts";
 import { createHostEngine } from "./host-engine.ts";
-import { SANDBOX_WORKSPACE_PATH } from "./layout.ts";
+import { SANDBOX_HOST_ID, SANDBOX_WORKSPACE_PATH } from "./layout.ts";
 import type { SandboxEngine, SandboxLimits, SandboxMount, SandboxResult } from "./types.ts";
 
 const CANARY = `sk-canary-${process.pid}-7f3a9c2e`;
@@ -80,6 +82,9 @@ beforeAll(async () => {
   configFile = join(stateDir, "config.json5");
   writeFileSync(configFile, `{ auth: { profiles: { a: { apiKey: "${CANARY}" } } } }`);
   writeFileSync(join(stateDir, "agent.sqlite"), `not really a database ${CANARY}`);
+  // The sandbox runs as its working directory's owner, never root (a root gateway gives the scope's sandbox
+  // workspace to nobody, as the kernel does).
+  if (process.getuid?.() === 0) chownSync(workspace, SANDBOX_HOST_ID, SANDBOX_HOST_ID);
   writeFileSync(join(workspace, "inside.txt"), "inside\n");
   writeFileSync(join(workspace, "..foo"), "a file named ..foo\n");
   // Links a model (or a file it was sent) could plant in the workspace.
@@ -183,6 +188,19 @@ const ATTEMPTS: readonly Attempt[] = [
     // The test process runs without the canary in its own environment, so what counts is reaching it at all.
     escaped: succeeded,
     host: "allowed",
+  },
+  {
+    name: "write a kernel setting (core_pattern runs a program as root)",
+    command: () =>
+      `cp /proc/sys/kernel/core_pattern ${workspace}-pattern 2>/dev/null; echo '|/bin/true' > /proc/sys/kernel/core_pattern && echo WROTE`,
+    escaped: (attempt) => attempt.output.includes("WROTE"),
+    host: "not run",
+  },
+  {
+    name: "a user namespace of its own (root inside it)",
+    command: () => "unshare -Ur id -u",
+    escaped: (attempt) => succeeded(attempt) && /^0$/m.test(attempt.output),
+    host: "not run",
   },
   {
     name: "connect to a loopback server with network off",
@@ -308,6 +326,33 @@ describe("the bwrap engine's containment", () => {
     expect(result.exitCode).not.toBe(0);
     expect(output).not.toMatch(/^2\d{9}/m);
   });
+
+  it("bounds shared memory like /tmp", async () => {
+    const { result } = await run(engine, "head -c 40000000 /dev/zero > /dev/shm/big", {
+      limits: { tmpBytes: 16 * 1024 * 1024, maxFileBytes: 100 * 1024 * 1024 },
+    });
+    expect(result.exitCode).not.toBe(0);
+  });
+
+  it.runIf(process.getuid?.() === 0)("runs as nobody on the host when the gateway is root", async () => {
+    const { output } = await run(engine, "cat /proc/self/uid_map; touch owned-by-sandbox");
+    expect(output).toMatch(new RegExp(`^\\s*1000\\s+${SANDBOX_HOST_ID}\\s+1$`, "m"));
+    expect(statSync(join(workspace, "owned-by-sandbox")).uid).toBe(SANDBOX_HOST_ID);
+  });
+
+  it.runIf(process.getuid?.() === 0)(
+    "refuses to run as root when its working directory belongs to root",
+    async () => {
+      const rootOwned = join(root, "root-owned");
+      mkdirSync(rootOwned, { recursive: true });
+      await expect(
+        run(engine, "touch x", {
+          mounts: [{ path: SANDBOX_WORKSPACE_PATH, hostPath: rootOwned, writable: true }],
+        }),
+      ).rejects.toThrow(/belongs to root, so its commands would run as root on the host/);
+      expect(readdirSync(rootOwned)).toEqual([]);
+    },
+  );
 
   it("bounds the size of a file it writes", async () => {
     const { result } = await run(engine, "head -c 20000000 /dev/zero > big.bin", {

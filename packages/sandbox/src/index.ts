@@ -18,6 +18,8 @@ export {
 export { createHostEngine } from "./host-engine.ts";
 export {
   AGENT_WORKSPACE_PATH,
+  ensureSandboxWorkspace,
+  SANDBOX_HOST_ID,
   SANDBOX_WORKSPACE_PATH,
   type SandboxLayout,
   sandboxLayout,

@@ -37,6 +37,11 @@ export interface StartSpec {
     | undefined;
   /** Called when the process is killed or gone: stop whatever else the command left (a cgroup). */
   readonly kill?: (() => void) | undefined;
+  /** Open descriptors the process gets after the extra pipes (3 + pipes + index); the caller closes its own. */
+  readonly inheritFds?: readonly number[] | undefined;
+  /** Run as this user and group (the gateway must be root). */
+  readonly uid?: number | undefined;
+  readonly gid?: number | undefined;
 }
 
 export interface RunSpec {
@@ -81,8 +86,16 @@ export class StartedProcess {
       cwd: spec.cwd,
       env: { ...spec.env },
       detached: true,
+      ...(spec.uid === undefined ? {} : { uid: spec.uid }),
+      ...(spec.gid === undefined ? {} : { gid: spec.gid }),
       // stdin is a pipe so that `run` can give the command data; it is closed at once when there is none.
-      stdio: ["pipe", "pipe", "pipe", ...Array.from({ length: extraCount }, () => "pipe" as const)],
+      stdio: [
+        "pipe",
+        "pipe",
+        "pipe",
+        ...Array.from({ length: extraCount }, () => "pipe" as const),
+        ...(spec.inheritFds ?? []),
+      ],
     });
     this.#child = child;
     const output = (chunk: Buffer, stdout: boolean) => {

@@ -98,6 +98,11 @@ export interface SandboxEngine {
   readonly name: "bwrap" | "host";
   /** Checks the engine can start a command here (cached by the engine; `fresh` probes again). */
   probe(options?: { readonly fresh?: boolean }): Promise<EngineStatus>;
+  /**
+   * Throws `SandboxUnavailableError` when commands of these settings cannot run (e.g. a root gateway's
+   * sandbox whose working directory belongs to root), so a caller can refuse before it starts anything.
+   */
+  check(settings: SandboxSettings): void;
   /** Runs one command. Rejects only when the engine itself cannot start (`SandboxUnavailableError`). */
   run(command: SandboxCommand): Promise<SandboxResult>;
 }

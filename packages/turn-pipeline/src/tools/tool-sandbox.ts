@@ -4,7 +4,6 @@
 // before any model call when its engine cannot start (never falling back to the host). Also creates the
 // scope's sandbox workspace. Does not own: the engines (@agent-kernel/sandbox) or deciding whether a
 // session is sandboxed (runtime-resolver).
-import { mkdirSync } from "node:fs";
 import type { KernelConfig } from "@agent-kernel/config";
 import type { SandboxContext } from "@agent-kernel/runtime-resolver";
 import {
@@ -13,6 +12,7 @@ import {
   createHostEngine,
   DEFAULT_ENV_ALLOW,
   type EngineStatus,
+  ensureSandboxWorkspace,
   type SandboxEngine,
   type SandboxLimits,
   type SandboxMount,
@@ -101,12 +101,16 @@ export async function prepareToolSandbox(params: {
   const engine = params.engines?.bwrap ?? defaultBwrap;
   const status = await engine.probe();
   if (!status.available) throw new SandboxUnavailableError(status.engine, status.problem, status.fix);
-  for (const mount of sandbox.mounts) {
-    // The scope's own workspace is made on first use; the agent workspace must exist already.
-    if (mount.writable && mount.hostPath === sandbox.workspaceDir) {
-      mkdirSync(mount.hostPath, { recursive: true, mode: 0o700 });
-    }
-  }
+  // The scope's own workspace is made on first use (and, under a root gateway, given to the unprivileged user
+  // its sandboxes run as); an agent workspace mounted read-write is the operator's and is left as it is.
+  if (sandbox.workspaceAccess !== "rw") ensureSandboxWorkspace(sandbox.workspaceDir);
+  engine.check({
+    cwd: sandbox.cwd,
+    env,
+    mounts: sandbox.mounts,
+    network: sandbox.network,
+    limits: sandbox.limits,
+  });
   return {
     sandboxed: true,
     engine,
