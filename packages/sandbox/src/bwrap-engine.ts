@@ -24,8 +24,8 @@ import {
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
+import { type CgroupController, findMemoryController, findPidsController } from "./command-cgroups.ts";
 import { SANDBOX_HOST_ID } from "./layout.ts";
-import { findPidsController, type PidsController } from "./pids-cgroup.ts";
 import { StartedProcess } from "./process-runner.ts";
 import { Standbys, standbyKey } from "./standbys.ts";
 import type {
@@ -67,6 +67,8 @@ export interface BwrapEngineOptions {
   readonly bwrapPath?: string | undefined;
   /** Pids cgroups: "auto" (default) finds one; false never uses one (tests of the rlimit path). */
   readonly pidsCgroup?: "auto" | false | undefined;
+  /** Memory cgroups: "auto" (default) finds one; false never uses one. */
+  readonly memoryCgroup?: "auto" | false | undefined;
   /**
    * Start the next sandbox of the same settings while a command runs (default true). False: every command
    * waits for its own sandbox to start (the cold cost; benchmarks compare the two).
@@ -283,10 +285,15 @@ const PROBE_TTL_AVAILABLE_MS = 10 * 60_000;
 const PROBE_TTL_UNAVAILABLE_MS = 5_000;
 export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngine {
   let cached: { at: number; status: EngineStatus } | undefined;
-  let pids: PidsController | undefined | null = null;
-  const pidsController = (): PidsController | undefined => {
+  let pids: CgroupController | undefined | null = null;
+  const pidsController = (): CgroupController | undefined => {
     if (pids === null) pids = options.pidsCgroup === false ? undefined : findPidsController();
     return pids;
+  };
+  let memory: CgroupController | undefined | null = null;
+  const memoryController = (): CgroupController | undefined => {
+    if (memory === null) memory = options.memoryCgroup === false ? undefined : findMemoryController();
+    return memory;
   };
   const processLimitHere = (): ProcessLimitEnforcement => {
     if (pidsController() !== undefined) return "cgroup";
@@ -300,7 +307,12 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
     const user = asRoot ? sandboxUserOfRootGateway(settings) : undefined;
     const args = bwrapArgs(settings, processLimit, asRoot);
     const controller = processLimit === "cgroup" ? pidsController() : undefined;
-    const group = controller?.create(randomUUID(), settings.limits.maxProcesses);
+    const id = randomUUID();
+    const groups = [
+      controller?.create(id, settings.limits.maxProcesses),
+      memoryController()?.create(id, settings.limits.memoryBytes),
+    ].filter((group) => group !== undefined);
+    const group = groups.length === 0 ? undefined : groups;
     // bwrap says its namespace child's pid (--info-fd) and waits before letting it set anything up
     // (--userns-block-fd: its uid map is ours to write; --block-fd: before the command), so the child is in
     // the command's cgroup before it starts any process, and under a root gateway its user namespace maps the
@@ -312,7 +324,7 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
           ? ["--info-fd", "5", "--block-fd", "6", ...args]
           : args;
     const onChild = async (pid: number): Promise<void> => {
-      if (group !== undefined) await writeFile(group.procsFile, String(pid));
+      for (const each of groups) await writeFile(each.procsFile, String(pid));
       if (user !== undefined) {
         // The sandbox's root is host root only for bwrap's own setup (mounts need it to reach the private
         // state dir); the sandbox user is the working directory's owner.
@@ -327,7 +339,9 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
       env: sandboxEnv(settings.env),
       dataFds: [PASSWD, GROUP],
       inputIndex: 4,
-      kill: () => group?.dispose(),
+      kill: () => {
+        for (const each of groups) each.dispose();
+      },
       gate: gated === args ? undefined : { infoIndex: 2, blockIndex: 3, onChild },
     });
   };
@@ -420,6 +434,7 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
       engine: "bwrap",
       version: version.stdout.trim(),
       processLimit,
+      memoryLimit: memoryController() === undefined ? "rlimit" : "cgroup",
       warnings:
         processLimit === "none"
           ? [

@@ -327,6 +327,16 @@ describe("the bwrap engine's containment", () => {
     expect(output).not.toMatch(/^2\d{9}/m);
   });
 
+  it("bounds what a command holds in memory-backed files, where a memory cgroup is available", async () => {
+    const status = await engine.probe();
+    if (!status.available || status.memoryLimit !== "cgroup") return;
+    // /tmp would take 400 MB, but the command may hold 96 MB altogether.
+    const { result } = await run(engine, "head -c 300000000 /dev/zero > /tmp/big; echo wrote $?", {
+      limits: { tmpBytes: 400 * 1024 * 1024, memoryBytes: 96 * 1024 * 1024, maxFileBytes: 400 * 1024 * 1024 },
+    });
+    expect(result.exitCode === 0 && !result.signal).toBe(false);
+  });
+
   it("bounds shared memory like /tmp", async () => {
     const { result } = await run(engine, "head -c 40000000 /dev/zero > /dev/shm/big", {
       limits: { tmpBytes: 16 * 1024 * 1024, maxFileBytes: 100 * 1024 * 1024 },

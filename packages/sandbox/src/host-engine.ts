@@ -23,6 +23,7 @@ export function createHostEngine(): SandboxEngine {
         engine: "host",
         version: process.version,
         processLimit: "none",
+        memoryLimit: "rlimit",
         warnings: [],
       };
     },

@@ -81,6 +81,11 @@ export type EngineStatus =
       readonly engine: string;
       readonly version: string;
       readonly processLimit: ProcessLimitEnforcement;
+      /**
+       * "cgroup": a memory cgroup per command bounds everything it holds (processes, /tmp, /dev/shm, memfd);
+       * "rlimit": only each process's address space is bounded.
+       */
+      readonly memoryLimit: "cgroup" | "rlimit";
       /** Things that work but are weaker than the defaults promise (e.g. no process limit). */
       readonly warnings: readonly string[];
     }

@@ -1,29 +1,68 @@
-// A pids cgroup per sandboxed command. Owns: finding a pids controller this process may write (cgroup v1
-// `pids` hierarchy, or a cgroup v2 directory with the pids controller delegated to us), giving each command
-// a child cgroup of its own with `pids.max` (kept in a small pool and reused once empty: creating and
-// removing a cgroup per command cost more than the rest of the sandbox's start), killing whatever is left
-// in it afterwards, and removing the pool's groups (and those of dead processes) when it can. Why it exists: the process
-// limit must hold when the gateway runs as root, and the kernel never applies RLIMIT_NPROC to root. Does not
-// own: moving the command into the group (the engine's launcher writes its own pid first, then execs).
+// A cgroup per sandboxed command, for processes (`pids`) and memory. Owns: finding a controller this process
+// may write (a cgroup v1 hierarchy of that controller, or a cgroup v2 directory with it delegated to us),
+// giving each command a child group of its own with its limit (`pids.max`; `memory.limit_in_bytes` and no
+// swap beyond it), kept in a small pool and reused once empty (creating and removing a cgroup per command
+// cost more than the rest of the sandbox's start), killing whatever is left in it afterwards, and removing
+// the pool's groups (and those of dead processes) when it can. Why: the process limit must hold when the
+// gateway runs as root (the kernel never applies RLIMIT_NPROC to root), and RLIMIT_AS bounds each process's
+// address space but not what a command keeps in memory-backed files (/tmp, /dev/shm, memfd) or across many
+// processes. Does not own: moving the command into the groups (the engine's start gate writes its pid).
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const GROUP_DIR = "agent-kernel-sandbox";
 
-export interface PidsGroup {
-  /** The `cgroup.procs` file the launcher writes its pid to. */
+export interface CommandGroup {
+  /** The `cgroup.procs` file the engine writes the command's first pid to. */
   readonly procsFile: string;
-  /** Kills every process still in the group (SIGKILL), then removes it; safe to call more than once. */
+  /** Kills every process still in the group (SIGKILL), then gives it back; safe to call more than once. */
   dispose(): void;
 }
 
-export interface PidsController {
+export interface CgroupController {
+  readonly kind: "pids" | "memory";
   readonly version: 1 | 2;
   /** The directory command groups are created in. */
   readonly parent: string;
-  /** An empty group with `pids.max` set, for one command; `dispose()` gives it back. */
-  create(id: string, maxProcesses: number): PidsGroup;
+  /** An empty group with its limit set (processes, or bytes of memory), for one command. */
+  create(id: string, limit: number): CommandGroup;
 }
+
+/** How one controller's limit is written. */
+interface Kind {
+  readonly name: "pids" | "memory";
+  setLimit(dir: string, version: 1 | 2, limit: number): void;
+}
+
+const PIDS: Kind = {
+  name: "pids",
+  setLimit(dir, _version, limit) {
+    writeFileSync(join(dir, "pids.max"), String(limit));
+  },
+};
+
+const MEMORY: Kind = {
+  name: "memory",
+  setLimit(dir, version, limit) {
+    if (version === 2) {
+      writeFileSync(join(dir, "memory.max"), String(limit));
+      // Swap would let a command hold more than its limit.
+      if (existsSync(join(dir, "memory.swap.max"))) writeFileSync(join(dir, "memory.swap.max"), "0");
+      return;
+    }
+    // v1: memory plus swap may not be below memory alone, so the order depends on the direction.
+    const memsw = join(dir, "memory.memsw.limit_in_bytes");
+    const set = () => writeFileSync(join(dir, "memory.limit_in_bytes"), String(limit));
+    if (!existsSync(memsw)) return set();
+    try {
+      set();
+      writeFileSync(memsw, String(limit));
+    } catch {
+      writeFileSync(memsw, String(limit));
+      set();
+    }
+  },
+};
 
 /** Idle groups kept for reuse. */
 const POOL_SIZE = 8;
@@ -109,7 +148,7 @@ function removeGroup(dir: string): void {
   }
 }
 
-function controllerAt(version: 1 | 2, base: string): PidsController | undefined {
+function controllerAt(kind: Kind, version: 1 | 2, base: string): CgroupController | undefined {
   const parent = join(base, GROUP_DIR);
   try {
     mkdirSync(parent, { recursive: true });
@@ -117,9 +156,9 @@ function controllerAt(version: 1 | 2, base: string): PidsController | undefined 
     return undefined;
   }
   if (version === 2) {
-    // Children of `parent` need the pids controller enabled in its subtree.
+    // Children of `parent` need the controller enabled in its subtree.
     try {
-      writeFileSync(join(parent, "cgroup.subtree_control"), "+pids");
+      writeFileSync(join(parent, "cgroup.subtree_control"), `+${kind.name}`);
     } catch {
       return undefined;
     }
@@ -128,10 +167,10 @@ function controllerAt(version: 1 | 2, base: string): PidsController | undefined 
   removeGroupsOfDeadProcesses(parent);
   const idle: string[] = [];
   const limits = new Map<string, number>();
-  const setMax = (dir: string, maxProcesses: number) => {
-    if (limits.get(dir) === maxProcesses) return;
-    writeFileSync(join(dir, "pids.max"), String(maxProcesses));
-    limits.set(dir, maxProcesses);
+  const setMax = (dir: string, limit: number) => {
+    if (limits.get(dir) === limit) return;
+    kind.setLimit(dir, version, limit);
+    limits.set(dir, limit);
   };
   process.once("exit", () => {
     for (const dir of idle.splice(0)) removeGroup(dir);
@@ -153,9 +192,10 @@ function controllerAt(version: 1 | 2, base: string): PidsController | undefined 
     timer.unref();
   };
   return {
+    kind: kind.name,
     version,
     parent,
-    create(id, maxProcesses) {
+    create(id, limit) {
       let dir = idle.pop();
       if (dir === undefined) {
         dir = join(parent, `cmd-${process.pid}-${id}`);
@@ -163,7 +203,7 @@ function controllerAt(version: 1 | 2, base: string): PidsController | undefined 
       }
       const groupDir = dir;
       try {
-        setMax(groupDir, maxProcesses);
+        setMax(groupDir, limit);
       } catch (error) {
         removeGroup(groupDir);
         throw error;
@@ -216,24 +256,34 @@ function removeGroupsOfDeadProcesses(parent: string): void {
   }
 }
 
-let found: { controller: PidsController | undefined } | undefined;
+const found = new Map<Kind, CgroupController | undefined>();
 
 /**
- * A pids controller this process can use, or undefined (then only RLIMIT_NPROC is available). One per
- * process: every engine shares its pool of groups.
+ * A controller of `kind` this process can use, or undefined (then only the rlimits hold). One per process
+ * and kind: every engine shares its pool of groups.
  */
-export function findPidsController(): PidsController | undefined {
-  found ??= { controller: locatePidsController() };
-  return found.controller;
+function findController(kind: Kind): CgroupController | undefined {
+  if (!found.has(kind)) found.set(kind, locateController(kind));
+  return found.get(kind);
 }
 
-function locatePidsController(): PidsController | undefined {
+/** The pids controller: the process limit of a root gateway's commands. */
+export function findPidsController(): CgroupController | undefined {
+  return findController(PIDS);
+}
+
+/** The memory controller: what a command holds in memory altogether, files in memory included. */
+export function findMemoryController(): CgroupController | undefined {
+  return findController(MEMORY);
+}
+
+function locateController(kind: Kind): CgroupController | undefined {
   if (process.platform !== "linux") return undefined;
   const own = ownCgroupPaths();
   const mounts = mountPoints();
-  const v1 = mounts.find((mount) => mount.type === "cgroup" && mount.options.split(",").includes("pids"));
+  const v1 = mounts.find((mount) => mount.type === "cgroup" && mount.options.split(",").includes(kind.name));
   if (v1) {
-    const controller = controllerAt(1, join(v1.path, own.get("pids") ?? "/"));
+    const controller = controllerAt(kind, 1, join(v1.path, own.get(kind.name) ?? "/"));
     if (controller) return controller;
   }
   const v2 = mounts.find((mount) => mount.type === "cgroup2");
@@ -243,11 +293,14 @@ function locatePidsController(): PidsController | undefined {
     // ours, when delegated, can take our groups as siblings.
     try {
       const controllers = readFileSync(join(v2.path, "cgroup.controllers"), "utf8");
-      if (!controllers.split(/\s+/).includes("pids")) return undefined;
+      if (!controllers.split(/\s+/).includes(kind.name)) return undefined;
     } catch {
       return undefined;
     }
-    return controllerAt(2, ownPath === "/" ? v2.path : join(v2.path, ownPath, ".."));
+    // In v2 one group holds every controller of a process; only the pids one is used there (a v2 memory
+    // limit would have to share its group), so memory is limited by cgroup only on v1.
+    if (kind !== PIDS) return undefined;
+    return controllerAt(kind, 2, ownPath === "/" ? v2.path : join(v2.path, ownPath, ".."));
   }
   return undefined;
 }
