@@ -74,7 +74,7 @@ export function doctor(
           io.stdout,
           `  sandbox of agent ${sandbox.agentId} (mode ${sandbox.mode}): ${
             status.available
-              ? `${status.version}, process limit ${status.processLimit === "none" ? "NOT enforced" : `by ${status.processLimit}`}`
+              ? `${status.version}, process limit ${status.processLimit === "none" ? "NOT enforced" : `by ${status.processLimit}`}, memory limit by ${status.memoryLimit === "cgroup" ? "cgroup (everything a command holds)" : "rlimit (each process's address space)"}`
               : `${sandbox.engine} unavailable`
           }`,
         );

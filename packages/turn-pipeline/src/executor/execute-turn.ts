@@ -716,7 +716,9 @@ function sandboxDecision(sandbox: ToolSandbox): Record<string, unknown> {
   const status = sandbox.status?.available ? sandbox.status : undefined;
   return {
     engine: sandbox.engine.name,
-    ...(status ? { version: status.version, processLimit: status.processLimit } : {}),
+    ...(status
+      ? { version: status.version, processLimit: status.processLimit, memoryLimit: status.memoryLimit }
+      : {}),
     ...(status && status.warnings.length > 0 ? { warnings: status.warnings } : {}),
     cwd: sandbox.cwd,
     mounts: sandbox.mounts.map((mount) => ({ ...mount })),
