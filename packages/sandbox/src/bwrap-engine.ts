@@ -156,7 +156,7 @@ function limitsPrelude(
   return [
     ...lines,
     `echo 0 > /proc/sys/user/max_user_namespaces || ${fail("could not forbid user namespaces")}`,
-    `exec ${SETPRIV} --reuid=${SANDBOX_UID} --regid=${SANDBOX_UID} --clear-groups --inh-caps=-all --bounding-set=-all -- /bin/bash -c "$1" bash || ${fail("could not leave root")}`,
+    `exec ${SETPRIV} --reuid=${SANDBOX_UID} --regid=${SANDBOX_UID} --clear-groups --inh-caps=-all --bounding-set=-all -- /bin/bash --norc -c "$1" bash || ${fail("could not leave root")}`,
   ].join("\n");
 }
 
@@ -247,7 +247,7 @@ export function bwrapArgs(
   // landing somewhere the command could mistake for the host.
   args.push("--remount-ro", "/");
   args.push("--chdir", command.cwd);
-  args.push("--", "/bin/bash", "-c", limitsPrelude(command, processLimit, asRoot), "bash");
+  args.push("--", "/bin/bash", "--norc", "-c", limitsPrelude(command, processLimit, asRoot), "bash");
   if (asRoot) args.push(READ_AND_RUN);
   return args;
 }

@@ -33,7 +33,9 @@ export function createHostEngine(): SandboxEngine {
     run(command): Promise<SandboxResult> {
       return runProcess({
         file: "/bin/bash",
-        args: ["-c", command.command],
+        // --norc: a bash whose standard input is a socket (Node's pipes are) thinks sshd started it and reads
+        // ~/.bashrc; pi runs its commands without any rc file, and so do we.
+        args: ["--norc", "-c", command.command],
         cwd: hostCwd(command),
         env: command.env,
         timeoutMs: command.limits.timeoutMs,
