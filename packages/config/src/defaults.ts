@@ -82,23 +82,6 @@ export const AUTH_COOLDOWN_DEFAULTS = {
   failureWindowHours: 24,
 } as const;
 
-/** Environment variables `exec` passes on (sandboxed or not); `tools.exec.envAllow` adds more. */
-export const EXEC_ENV_ALLOW_DEFAULT = [
-  "PATH",
-  "HOME",
-  "LANG",
-  "LANGUAGE",
-  "LC_*",
-  "TERM",
-  "TZ",
-  "USER",
-  "LOGNAME",
-  "SHELL",
-  "TMPDIR",
-  "COLORTERM",
-  "NO_COLOR",
-] as const;
-
 export const STORE_DEFAULTS = { driver: "sqlite" } as const;
 
 export const CRON_DEFAULTS = { enabled: true, maxConcurrentRuns: 1 } as const;

@@ -110,6 +110,11 @@ function systemBinds(): string[] {
   return args;
 }
 
+/** A world-writable (sticky) memory-backed directory of at most `bytes`. */
+function memoryTmpfs(path: string, bytes: number): string[] {
+  return ["--perms", "1777", "--size", String(bytes), "--tmpfs", path];
+}
+
 function etcBinds(network: boolean): string[] {
   const names = network ? [...ETC_ALWAYS, ...ETC_NETWORK] : ETC_ALWAYS;
   return names.flatMap((name) => ["--ro-bind-try", `/etc/${name}`, `/etc/${name}`]);
@@ -225,20 +230,10 @@ export function bwrapArgs(
     "/dev",
     // bwrap's /dev is a tmpfs as large as half the memory: shared memory gets the /tmp bound instead, and
     // /dev itself becomes read-only (device nodes still work).
-    "--perms",
-    "1777",
-    "--size",
-    String(command.limits.tmpBytes),
-    "--tmpfs",
-    "/dev/shm",
+    ...memoryTmpfs("/dev/shm", command.limits.tmpBytes),
     "--remount-ro",
     "/dev",
-    "--perms",
-    "1777",
-    "--size",
-    String(command.limits.tmpBytes),
-    "--tmpfs",
-    "/tmp",
+    ...memoryTmpfs("/tmp", command.limits.tmpBytes),
   ];
   // Shorter paths first, so a mount nested in another is mounted over it.
   const mounts = [...command.mounts].sort((a, b) => a.path.length - b.path.length);
