@@ -3,7 +3,7 @@
 // the whole message or nothing), and removed once its turn has an outcome. On start the gateway replays what
 // is left, in arrival order: a message accepted before a shutdown or crash is never lost. Messages are the
 // users' words (and whatever secrets they pasted): the folders are owner-only (0700, an older install's
-// tightened) and every file is created 0600 (private-files.ts). Owns the file format and its ordering. Does not
+// tightened) and every file is created 0600 (the store's private-files rule, through the kernel). Owns the file format and its ordering. Does not
 // own deciding what to do with a message (gateway.ts).
 import { randomUUID } from "node:crypto";
 import {
@@ -18,7 +18,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import type { InboundMessage } from "@agent-kernel/channels-core";
-import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenFile } from "./private-files.ts";
+import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenFile } from "@agent-kernel/kernel";
 
 export interface InboxEntry {
   readonly id: string;

@@ -6,6 +6,14 @@
 export { buildAgentPeerSessionKey, resolveThreadSessionKeys } from "@agent-kernel/runtime-resolver";
 /** Any store the kernel runs on (SQLite or PostgreSQL): what `openKernelStore({ stateDir, config })` returns. */
 export type { SessionStore as AnyKernelStore } from "@agent-kernel/session-store";
+// The state dir's rule (owner-only folders and files) for apps that keep state of their own beside the store.
+export {
+  ensurePrivateDir,
+  ensurePrivateFile,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  tightenFile,
+} from "@agent-kernel/session-store";
 export {
   type DoctorReport,
   findSession,

@@ -21,6 +21,13 @@ export {
 export * from "./history/index.ts";
 export * from "./legacy/index.ts";
 export { type AppliedMigration, type DatabasePart, LATEST_SCHEMA_VERSION } from "./migrator.ts";
+export {
+  ensurePrivateDir,
+  ensurePrivateFile,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  tightenFile,
+} from "./private-files.ts";
 export type {
   ClaimInput,
   EnqueueInput,
