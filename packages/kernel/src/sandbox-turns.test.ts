@@ -1,8 +1,9 @@
 // Sandboxed turns end to end: the kernel over tooling/fake-llm (real HTTP, pi's real client), tools running in
 // the real bubblewrap engine. Owns: the config matrix (mode × scope × workspaceAccess: where the model's
 // `write` lands, what `read` and `exec` can see), the secret canary (no byte of a key in the state dir, the
-// run records, the transcript or what the model was sent), and a sandboxed session whose engine is missing
-// (the turn fails before the model call; doctor reports it).
+// run records, the transcript or what the model was sent), a parallel `exec` racing the file tools through a
+// swapped link and a FIFO (nothing reaches outside the view, nothing hangs), and a sandboxed session whose
+// engine is missing (the turn fails before the model call; doctor reports it).
 import {
   chownSync,
   mkdirSync,
@@ -235,6 +236,99 @@ describe("a root gateway", () => {
       expect(llm.requests).toHaveLength(0);
     },
   );
+});
+
+describe("a parallel exec racing the file tools", () => {
+  it("cannot make write, edit or read reach outside the view through a swapped link or a FIFO; nothing hangs", async () => {
+    // The security review's attack: pi runs a message's tool calls in parallel, so an `exec` swaps a
+    // directory for a link to a host directory while the file tools work on a path through it, with a FIFO
+    // to hold them. The file tools now run inside the sandbox: the link leads nowhere there.
+    const setup = await setUp({
+      agents: { defaults: { sandbox: { mode: "all", scope: "session", timeoutSeconds: 10 } } },
+    });
+    const outside = join(setup.root, "outside"); // stand-in for /etc/cron.d, /root/.ssh, the state dir
+    mkdirSync(outside);
+    writeFileSync(join(outside, "x"), "host file\n");
+    // `d` flips between the directory, a link to the host directory and nothing; what a write's `mkdir -p`
+    // made meanwhile is moved aside. Then it stays a link.
+    const flip = [
+      "i=0; end=$((SECONDS + 2))",
+      "while [ $SECONDS -lt $end ]; do",
+      `  i=$((i + 1)); mv -T d d.old && ln -s ${outside} d && rm d`,
+      "  if [ -e d ] || [ -L d ]; then mv -T d junk-$i; fi",
+      "  mv -T d.old d 2>/dev/null || { mv -T d junk-$i-b; mv -T d.old d; }",
+      "done 2>/dev/null",
+      `mv -T d d.old && ln -s ${outside} d && echo swapped`,
+    ].join("\n");
+    const edit = { name: "edit", arguments: { path: "d/x", edits: [{ oldText: "host", newText: "pwned" }] } };
+    llm.clearRequests();
+    llm.enqueue(
+      {
+        type: "response",
+        toolCalls: [{ name: "exec", arguments: { command: "mkdir d && mkfifo d/x && echo ready" } }],
+      },
+      {
+        type: "response",
+        toolCalls: [
+          { name: "exec", arguments: { command: flip } },
+          { name: "write", arguments: { path: "d/x", content: "first\n" } },
+          {
+            name: "write",
+            arguments: { path: "d/x", content: "written by the gateway, outside the sandbox\n" },
+          },
+          edit,
+          { name: "read", arguments: { path: "d/x" } },
+          ...Array.from({ length: 6 }, (_, index) => ({
+            name: "write",
+            arguments: { path: `d/planted-${index}`, content: "* * * * * root id > /tmp/owned\n" },
+          })),
+        ],
+      },
+      {
+        // `d` is a link to the host directory now.
+        type: "response",
+        toolCalls: [
+          { name: "write", arguments: { path: "d/x", content: "through the link\n" } },
+          edit,
+          { name: "read", arguments: { path: "d/x" } },
+          { name: "exec", arguments: { command: "ls -l d; cat d/x 2>&1; true" } },
+        ],
+      },
+      reply("done"),
+    );
+    const started = performance.now();
+    const prepared = await setup.kernel.prepareSession({ sessionKey: "racer" });
+    const outcome = await setup.kernel.executeTurn(prepared, { prompt: "race" });
+    expect(outcome.status, outcome.result.errorMessage).toBe("ok");
+    // Nothing waited for the FIFO's other end: each call ended in well under the 10 s wall time.
+    expect(performance.now() - started).toBeLessThan(30_000);
+    expect(readdirSync(outside)).toEqual(["x"]);
+    expect(readFileSync(join(outside, "x"), "utf8")).toBe("host file\n");
+
+    const racing = toolResults(2).slice(1);
+    expect(racing[0]).toContain("swapped");
+    // Each call either worked inside the sandbox (in a `d` that was a directory then) or was refused: the
+    // FIFO as what it is, a path through the link as missing (the host directory does not exist inside).
+    for (const result of racing.slice(1)) {
+      expect(result).toMatch(
+        /^(Successfully (wrote|replaced)|.*(named pipe|does not exist|ENOENT|No such file|File exists))/,
+      );
+      expect(result).not.toContain("host file");
+    }
+    const afterSwap = toolResults(3).slice(-4);
+    expect(afterSwap.slice(0, 3).join("\n")).not.toMatch(/Successfully|host file/);
+    expect(afterSwap[3]).toContain("No such file");
+    // What was written is in the sandbox workspace; the FIFO itself got nothing (no writer ever opened it).
+    const sandboxDir = sandboxWorkspaceDir(
+      join(setup.stateDir, "sandboxes"),
+      prepared.runtimeContext.sessionKey.value,
+    );
+    expect(statSync(join(sandboxDir, "d.old", "x")).isFIFO()).toBe(true);
+    const planted = filesUnder(sandboxDir).filter((file) => file.includes("planted-"));
+    expect(planted).toHaveLength(
+      racing.filter((result) => /wrote to \/workspace\/d\/planted/.test(result)).length,
+    );
+  });
 });
 
 describe("the secret canary", () => {

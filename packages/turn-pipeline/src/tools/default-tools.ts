@@ -1,5 +1,6 @@
 // The kernel's default tool set for a turn. Owns: the file tools (`read` bounded and streamed, pi's `write` /
-// `edit`) over the turn's path view, `exec` through the turn's sandbox engine (exec-tool.ts), `message`
+// `edit`) over the turn's path view — in a sandboxed session run inside the sandbox, through the same engine
+// as `exec` (file-operations.ts), on the host otherwise —, `exec` through the turn's sandbox engine (exec-tool.ts), `message`
 // through the turn's delivery sink (recording what it sent for the messaging-tool dedupe), `sessions_list`
 // and `sessions_history` over the store, wrapping the whole list with tool-policy (filtered, then checked
 // again at every call), and keeping the turn-independent tools built and wrapped between turns
@@ -19,6 +20,14 @@ import {
   type ToolDefinition,
 } from "@earendil-works/pi-coding-agent";
 import { execTool } from "./exec-tool.ts";
+import {
+  hostEditOperations,
+  hostWriteOperations,
+  locateInView,
+  sandboxEditOperations,
+  sandboxReadSource,
+  sandboxWriteOperations,
+} from "./file-operations.ts";
 import { hostPathView, type PathView, resolveInView } from "./path-view.ts";
 import { createBoundedReadTool } from "./read-tool.ts";
 import { execEnvironment, type ToolSandbox } from "./tool-sandbox.ts";
@@ -98,24 +107,66 @@ function sandboxKey(sandbox: ToolSandbox | undefined): string {
 type AnyToolDefinition = ToolDefinition;
 const asDefinition = (tool: unknown): AnyToolDefinition => tool as AnyToolDefinition;
 
-/** A pi file tool whose `path` argument (in the view) is resolved to its host path for writing. */
-function writableInView(tool: unknown, view: PathView): AnyToolDefinition {
-  const definition = asDefinition(tool);
-  const original = definition.execute.bind(definition);
+type FileToolKind = "write" | "edit";
+
+/** pi's write or edit tool over the given operations. */
+function piFileTool(kind: FileToolKind, cwd: string, operations: unknown): AnyToolDefinition {
+  return asDefinition(
+    kind === "write"
+      ? createWriteToolDefinition(cwd, { operations: operations as never })
+      : createEditToolDefinition(cwd, { operations: operations as never }),
+  );
+}
+
+/** `text` with every `from` replaced by `to`. */
+const replaceAll = (text: string, from: string, to: string): string => text.split(from).join(to);
+
+/**
+ * pi's `write` or `edit` over the session's view. Sandboxed: the path is checked lexically against the view
+ * and pi's tool runs with operations that are sandboxed commands (the kernel inside resolves the path).
+ * Unsandboxed: the path is resolved in the host view (links followed, none leaving it) and pi's tool runs on
+ * the host path with operations that open only regular files, never following a last-component link or
+ * waiting on a FIFO. Either way the model sees the file by its path in the view.
+ */
+function fileToolInView(kind: FileToolKind, sandbox: ToolSandbox, view: PathView): AnyToolDefinition {
+  // The schema, description and renderers: pi's (the operations of each call are made for it).
+  const definition = piFileTool(kind, view.cwd, undefined);
+  const hostOperations = kind === "write" ? hostWriteOperations() : hostEditOperations();
   return {
     ...definition,
     execute: async (toolCallId, params, signal, onUpdate, ctx) => {
       const args = params as Record<string, unknown>;
-      const { hostPath, viewPath } = await resolveInView(view, String(args.path ?? ""), "write");
-      const result = await original(toolCallId, { ...args, path: hostPath } as never, signal, onUpdate, ctx);
-      if (hostPath === viewPath) return result;
-      // pi names the file it wrote by the path it was given: the model knows it by its path in the view.
-      return {
-        ...result,
-        content: result.content.map((block) =>
-          block.type === "text" ? { ...block, text: block.text.split(hostPath).join(viewPath) } : block,
-        ),
-      };
+      const requested = String(args.path ?? "");
+      if (sandbox.sandboxed) {
+        const { viewPath } = locateInView(view, requested, "write");
+        const operations =
+          kind === "write" ? sandboxWriteOperations(sandbox, signal) : sandboxEditOperations(sandbox, signal);
+        // Absolute in the view: pi's cwd plays no part.
+        const tool = piFileTool(kind, view.cwd, operations);
+        return tool.execute(toolCallId, { ...args, path: viewPath } as never, signal, onUpdate, ctx);
+      }
+      const { hostPath, viewPath } = await resolveInView(view, requested, "write");
+      const tool = piFileTool(kind, view.cwd, hostOperations);
+      try {
+        const result = await tool.execute(
+          toolCallId,
+          { ...args, path: hostPath } as never,
+          signal,
+          onUpdate,
+          ctx,
+        );
+        if (hostPath === viewPath) return result;
+        // pi names the file it wrote by the path it was given: the model knows it by its path in the view.
+        return {
+          ...result,
+          content: result.content.map((block) =>
+            block.type === "text" ? { ...block, text: replaceAll(block.text, hostPath, viewPath) } : block,
+          ),
+        };
+      } catch (error) {
+        if (hostPath === viewPath || !(error instanceof Error)) throw error;
+        throw new Error(replaceAll(error.message, hostPath, viewPath));
+      }
     },
   };
 }
@@ -240,13 +291,12 @@ function sessionsHistoryTool(store: SessionStore, agentId: string): AnyToolDefin
 function buildSharedTools(options: DefaultToolsOptions): AnyToolDefinition[] {
   const sandbox = options.sandbox ?? hostSandbox(options.workspaceDir);
   const view: PathView = { cwd: sandbox.cwd, mounts: sandbox.mounts };
-  // pi's write and edit take the host path we resolve; their own cwd only matters for relative paths,
-  // and they never see one.
-  const hostCwd = sandbox.mounts[0]?.hostPath ?? options.workspaceDir;
   return [
-    asDefinition(createBoundedReadTool(view)),
-    writableInView(createWriteToolDefinition(hostCwd), view),
-    writableInView(createEditToolDefinition(hostCwd), view),
+    asDefinition(
+      createBoundedReadTool(view, sandbox.sandboxed ? { source: sandboxReadSource(sandbox, view) } : {}),
+    ),
+    fileToolInView("write", sandbox, view),
+    fileToolInView("edit", sandbox, view),
     execTool(
       sandbox,
       options.execTimeoutSeconds ?? DEFAULT_EXEC_TIMEOUT_SECONDS,

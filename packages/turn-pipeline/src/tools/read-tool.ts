@@ -1,10 +1,15 @@
-// The `read` tool over a path view, in bounded memory. Owns: resolving the model's path in the view for
-// reading, streaming the file through a fixed buffer and keeping only the requested lines (pi's own read tool
-// loads the whole file, so 3 lines of a 500 MB file cost gigabytes), pi's limits and continuation notes,
-// describing binary files instead of dumping them, and handing the images pi can attach to pi's read tool under
-// a size cap. Does not own: the path rules (path-view.ts) or image decoding and resizing (pi's).
-import { constants } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
+// The `read` tool over a path view, in bounded memory. Owns: streaming the file from its source and keeping
+// only the requested lines (pi's own read tool loads the whole file, so 3 lines of a 500 MB file cost
+// gigabytes), pi's limits and continuation notes, describing binary files instead of dumping them, handing the
+// images pi can attach to pi's read tool under a size cap, and the host source (the model's path resolved in
+// the view, the file opened without following a link or waiting on a FIFO). Does not own: the path rules
+// (path-view.ts), the sandboxed source (file-operations.ts: a sandboxed command streams the bytes) or image
+// decoding and resizing (pi's).
+import { randomUUID } from "node:crypto";
+import { constants, rmSync } from "node:fs";
+import { type FileHandle, mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Type } from "@earendil-works/pi-ai";
 import {
   createReadToolDefinition,
@@ -29,7 +34,29 @@ export interface BoundedReadToolOptions {
    * Default 16 MB.
    */
   readonly lineCountScanBytes?: number | undefined;
+  /** Where files come from. Default: the host, through the view (`hostReadSource`). */
+  readonly source?: ReadSource | undefined;
 }
+
+/** A file opened for the read tool: its size when opened and its bytes, in order from the start. */
+export interface ReadableFile {
+  /** The file as the model named it, absolute in the view. */
+  readonly viewPath: string;
+  readonly size: number;
+  /**
+   * The next bytes of the file: at most `maxBytes` (maybe fewer), and none at its end. They may be overwritten
+   * by the next read (a source reuses its buffer): copy what is kept.
+   */
+  read(maxBytes: number): Promise<Buffer>;
+  /** Stops reading; the rest of the file is not wanted. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the file `requested` names (relative to the view's cwd, or absolute in the view), or throws a message
+ * the model can act on: missing, outside the view, not a regular file.
+ */
+export type ReadSource = (requested: string, signal: AbortSignal | undefined) => Promise<ReadableFile>;
 
 export interface BoundedReadDetails {
   readonly kind: "text" | "binary" | "image";
@@ -301,16 +328,47 @@ export function describeMagic(head: Buffer): string | undefined {
   return undefined;
 }
 
-/** Up to `length` bytes from `position`, fewer only at the end of the file. */
-async function readAt(handle: FileHandle, length: number, position: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(length);
+/** The next `length` bytes of the file, fewer only at its end. */
+async function readFully(file: ReadableFile, length: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
   let filled = 0;
   while (filled < length) {
-    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
+    const chunk = await file.read(length - filled);
+    if (chunk.length === 0) break;
+    // A copy: the source may reuse its buffer.
+    parts.push(Buffer.from(chunk));
+    filled += chunk.length;
   }
-  return buffer.subarray(0, filled);
+  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, filled);
+}
+
+/** Bytes pi's image detection looks at. */
+const IMAGE_SNIFF_BYTES = 4100;
+let sniffDirectory: Promise<string> | undefined;
+
+/**
+ * pi's image type of a file from its first bytes. pi detects from a path only, and the file's own path is not
+ * opened twice (it may have changed, or be the sandbox's): its first bytes go to a private temporary file.
+ */
+async function imageMimeTypeOf(head: Buffer): Promise<string | null> {
+  sniffDirectory ??= mkdtemp(join(tmpdir(), "read-tool-sniff-")).then((dir) => {
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  });
+  let sniff: string;
+  try {
+    sniff = join(await sniffDirectory, randomUUID());
+    await writeFile(sniff, head.subarray(0, IMAGE_SNIFF_BYTES), { mode: 0o600, flag: "wx" });
+  } catch {
+    // No temporary directory to write in: the file is described as binary rather than not read at all.
+    sniffDirectory = undefined;
+    return null;
+  }
+  try {
+    return await detectSupportedImageMimeTypeFromFile(sniff);
+  } finally {
+    await rm(sniff, { force: true });
+  }
 }
 
 function aborted(): Error {
@@ -340,6 +398,51 @@ function kindOfNonFile(stats: { isDirectory(): boolean; isFIFO(): boolean; isSoc
   return "a device";
 }
 
+/** A host file read in order through its handle. */
+class HostReadableFile implements ReadableFile {
+  readonly viewPath: string;
+  readonly size: number;
+  readonly #handle: FileHandle;
+  readonly #buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  #position = 0;
+
+  constructor(handle: FileHandle, viewPath: string, size: number) {
+    this.#handle = handle;
+    this.viewPath = viewPath;
+    this.size = size;
+  }
+
+  async read(maxBytes: number): Promise<Buffer> {
+    const length = Math.min(maxBytes, this.#buffer.length);
+    const { bytesRead } = await this.#handle.read(this.#buffer, 0, length, this.#position);
+    this.#position += bytesRead;
+    return this.#buffer.subarray(0, bytesRead);
+  }
+
+  close(): Promise<void> {
+    return this.#handle.close();
+  }
+}
+
+/**
+ * Files on the host: the path resolved in the view (links followed, none leaving it), then opened with
+ * O_NOFOLLOW | O_NONBLOCK and refused unless it is a regular file, so a FIFO never blocks.
+ */
+export function hostReadSource(view: PathView): ReadSource {
+  return async (requested) => {
+    const { hostPath, viewPath } = await resolveInView(view, requested, "read");
+    const handle = await openForReading(hostPath, requested);
+    try {
+      const stats = await handle.stat();
+      if (!stats.isFile()) throw new Error(`"${requested}" is ${kindOfNonFile(stats)}, not a file`);
+      return new HostReadableFile(handle, viewPath, stats.size);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  };
+}
+
 interface TextRead {
   readonly text: string;
   readonly details: Omit<BoundedReadDetails, "kind" | "path" | "sizeBytes">;
@@ -353,7 +456,7 @@ interface TextRead {
  * is shown cut where pi shows none of it.
  */
 async function readTextWindow(
-  handle: FileHandle,
+  file: ReadableFile,
   head: Buffer,
   size: number,
   request: { readonly offset: number | undefined; readonly limit: number | undefined },
@@ -382,17 +485,16 @@ async function readTextWindow(
   window.push(head);
   let position = head.length;
   let atEnd = head.length < BINARY_SNIFF_BYTES;
-  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
   // Once satisfied, one more read still runs when the file may end right here, so the total is known.
   while (!atEnd && !(window.satisfied && position < size)) {
     if (signal?.aborted) throw aborted();
-    const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK_BYTES, position);
-    if (bytesRead === 0) {
+    const chunk = await file.read(READ_CHUNK_BYTES);
+    if (chunk.length === 0) {
       atEnd = true;
       break;
     }
-    position += bytesRead;
-    window.push(buffer.subarray(0, bytesRead));
+    position += chunk.length;
+    window.push(chunk);
   }
   // Unknown only when the window closed before the end: after a "\n", so a line follows what it kept.
   const totalLines = atEnd ? window.finish() : undefined;
@@ -479,6 +581,7 @@ export function createBoundedReadTool(
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const maxImageBytes = options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES;
   const countScanBytes = options.lineCountScanBytes ?? DEFAULT_LINE_COUNT_SCAN_BYTES;
+  const source = options.source ?? hostReadSource(view);
   return defineTool({
     name: "read",
     label: "read",
@@ -491,17 +594,14 @@ export function createBoundedReadTool(
     parameters: READ_PARAMETERS,
     execute: async (toolCallId, params, signal, _onUpdate, ctx) => {
       if (signal?.aborted) throw aborted();
-      const { hostPath, viewPath } = await resolveInView(view, params.path, "read");
-      const handle = await openForReading(hostPath, params.path);
+      const file = await source(params.path, signal);
       try {
-        const stats = await handle.stat();
-        if (!stats.isFile()) throw new Error(`"${params.path}" is ${kindOfNonFile(stats)}, not a file`);
-        const size = stats.size;
-        const head = await readAt(handle, BINARY_SNIFF_BYTES, 0);
+        const size = file.size;
+        const head = await readFully(file, BINARY_SNIFF_BYTES);
         const magic = describeMagic(head);
-        const detailsBase = { path: viewPath, sizeBytes: size };
+        const detailsBase = { path: file.viewPath, sizeBytes: size };
         if (magic?.endsWith(" image")) {
-          const mimeType = await detectSupportedImageMimeTypeFromFile(hostPath);
+          const mimeType = await imageMimeTypeOf(head);
           if (mimeType) {
             if (size > maxImageBytes) {
               return {
@@ -514,8 +614,11 @@ export function createBoundedReadTool(
                 details: { kind: "image", ...detailsBase },
               };
             }
-            // pi decodes, resizes and attaches; it reads the bytes from this handle, not the path again.
-            const bytes = await readAt(handle, size, 0);
+            // pi decodes, resizes and attaches; it gets the bytes read here, never the path to open again.
+            const bytes =
+              size <= head.length
+                ? head.subarray(0, size)
+                : Buffer.concat([head, await readFully(file, size - head.length)]);
             const piRead = createReadToolDefinition(view.cwd, {
               operations: {
                 access: async () => {},
@@ -523,7 +626,7 @@ export function createBoundedReadTool(
                 detectImageMimeType: async () => mimeType,
               },
             });
-            const result = await piRead.execute(toolCallId, { path: hostPath }, signal, undefined, ctx);
+            const result = await piRead.execute(toolCallId, { path: file.viewPath }, signal, undefined, ctx);
             return { content: result.content, details: { kind: "image", ...detailsBase } };
           }
         }
@@ -539,7 +642,7 @@ export function createBoundedReadTool(
           };
         }
         const read = await readTextWindow(
-          handle,
+          file,
           head,
           size,
           { offset: params.offset, limit: params.limit },
@@ -551,7 +654,7 @@ export function createBoundedReadTool(
           details: { kind: "text", ...detailsBase, ...read.details },
         };
       } finally {
-        await handle.close();
+        await file.close();
       }
     },
   });
