@@ -242,7 +242,16 @@ export function bwrapArgs(
   // landing somewhere the command could mistake for the host.
   args.push("--remount-ro", "/");
   args.push("--chdir", command.cwd);
-  args.push("--", "/bin/bash", "--norc", "-c", limitsPrelude(command, processLimit, asRoot), "bash");
+  // -p (privileged mode) for the root prelude: no function or option imports from the environment.
+  args.push(
+    "--",
+    "/bin/bash",
+    "--norc",
+    ...(asRoot ? ["-p"] : []),
+    "-c",
+    limitsPrelude(command, processLimit, asRoot),
+    "bash",
+  );
   if (asRoot) args.push(READ_AND_RUN);
   return args;
 }
@@ -272,8 +281,17 @@ function sandboxUserOfRootGateway(settings: SandboxSettings): { uid: number; gid
 
 /** The environment a sandboxed command sees: the caller's, with paths that exist inside. */
 function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, string> {
-  return { ...env, PATH: SANDBOX_PATH, HOME: "/tmp", TMPDIR: "/tmp", USER: "sandbox", LOGNAME: "sandbox" };
+  const kept = Object.fromEntries(Object.entries(env).filter(([name]) => !STARTUP_VARIABLE.test(name)));
+  return { ...kept, PATH: SANDBOX_PATH, HOME: "/tmp", TMPDIR: "/tmp", USER: "sandbox", LOGNAME: "sandbox" };
 }
+
+/**
+ * Variables that make the dynamic loader or bash run code at start-up. The sandbox's first shell (and, under a
+ * root gateway, setpriv) runs before the command with more rights than the command gets: none of these may
+ * reach it, whatever a deployment allows.
+ */
+const STARTUP_VARIABLE =
+  /^(LD_.*|BASH_ENV|ENV|BASHOPTS|SHELLOPTS|PS4|PROMPT_COMMAND|BASH_FUNC_.*|GLOBIGNORE|CDPATH|GCONV_PATH|NLSPATH|LOCPATH|HOSTALIASES|RES_OPTIONS|LOCALDOMAIN|MALLOC_.*|GLIBC_TUNABLES|IFS)$/;
 
 /** How long a probe's answer holds: a working engine stays working; a missing one may be installed any time. */
 const PROBE_TTL_AVAILABLE_MS = 10 * 60_000;

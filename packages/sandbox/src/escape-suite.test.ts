@@ -337,6 +337,25 @@ describe("the bwrap engine's containment", () => {
     expect(result.exitCode === 0 && !result.signal).toBe(false);
   });
 
+  it("lets no start-up variable run code before the command (BASH_ENV, LD_PRELOAD, exported functions)", async () => {
+    writeFileSync(join(workspace, "startup.sh"), "touch /workspace/ran-at-startup\n");
+    const result = await engine.run({
+      command: "echo ok",
+      cwd: SANDBOX_WORKSPACE_PATH,
+      env: {
+        BASH_ENV: "/workspace/startup.sh",
+        ENV: "/workspace/startup.sh",
+        LD_PRELOAD: "/workspace/nothing.so",
+        "BASH_FUNC_echo%%": "() { touch /workspace/ran-at-startup; }",
+      },
+      mounts: [{ path: SANDBOX_WORKSPACE_PATH, hostPath: workspace, writable: true }],
+      network: false,
+      limits: LIMITS,
+    });
+    expect(result.exitCode).toBe(0);
+    expect(readdirSync(workspace)).not.toContain("ran-at-startup");
+  });
+
   it("bounds shared memory like /tmp", async () => {
     const { result } = await run(engine, "head -c 40000000 /dev/zero > /dev/shm/big", {
       limits: { tmpBytes: 16 * 1024 * 1024, maxFileBytes: 100 * 1024 * 1024 },
