@@ -493,7 +493,10 @@ export async function runDoctor(
       for (const run of await store.runs.listForSession(row, { limit: 1000 })) {
         runs += 1;
         if (run.status === "running") {
-          problems.push({ where: `run ${run.runId}`, problem: "still running (another process owns it?)" });
+          problems.push({
+            where: `run ${run.runId}`,
+            problem: "still running: the process that started it is alive (or on another host)",
+          });
         }
         if (run.sessionId !== row.sessionId) await store.loadTranscript(id, run.sessionId);
         if (run.status === "succeeded" && !store.hasTranscript(id, run.sessionId)) {

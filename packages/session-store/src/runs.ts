@@ -1,10 +1,12 @@
 // Runs: one row per turn and its ordered events. Owns: starting, updating and finishing a run (each keyed by
 // runId so a repeated write changes nothing), events keyed by (runId, seq), and marking runs whose owning
-// process is gone as `interrupted`. Does not own: what a run does (kernel, turn-pipeline) or the event
+// process is gone as `interrupted` (gone: its pid is free, or now belongs to a process that started at
+// another time or in another boot, see owner-process.ts). Does not own: what a run does (kernel, turn-pipeline) or the event
 // envelope's meaning.
 import { hostname } from "node:os";
 import type { Kysely, Selectable } from "kysely";
 import { IdempotencyConflictError, RecordNotFoundError } from "./errors.ts";
+import { currentBootId, isOtherProcess, ownProcessStart, readProcessStart } from "./owner-process.ts";
 import type { ControlPlaneDatabase, RunEventsTable, RunsTable } from "./schema.ts";
 import type { SessionRef } from "./sessions.ts";
 
@@ -111,6 +113,19 @@ export interface RunOwner {
   readonly host: string;
   readonly pid: number;
   readonly token: string;
+  /**
+   * When the owning process started (Linux: clock ticks since boot) and the boot it started in, so that a pid
+   * reused by another process, or a reboot, is not mistaken for the owner. Absent off Linux and on rows
+   * written before they were recorded: the pid alone decides then.
+   */
+  readonly startTime?: number | undefined;
+  readonly bootId?: string | undefined;
+}
+
+/** A new owner for a store opened by this process: this host, pid and start, and a fresh token. */
+export function newRunOwner(token: string): RunOwner {
+  const start = ownProcessStart();
+  return { host: hostname(), pid: process.pid, token, ...start };
 }
 
 /** Tokens of the stores open in this process: a run owned by a closed store of this process is orphaned. */
@@ -130,10 +145,30 @@ export function isRunOwnerAlive(owner: RunOwner): boolean {
   if (owner.pid === process.pid) return liveOwnerTokens.has(owner.token);
   try {
     process.kill(owner.pid, 0);
-    return true;
   } catch (error) {
-    return typeof error === "object" && error !== null && "code" in error && error.code === "EPERM";
+    const exists = typeof error === "object" && error !== null && "code" in error && error.code === "EPERM";
+    if (!exists) return false;
   }
+  // The pid is taken; by the owner only if that process started when (and in the boot) the owner recorded.
+  if (owner.startTime === undefined && owner.bootId === undefined) return true;
+  return !isOtherProcess(owner, readProcessStart(owner.pid), currentBootId());
+}
+
+/** The owner recorded in a run row (start columns are null on rows written before migration 6). */
+export function runOwnerOf(row: {
+  readonly owner_host: string;
+  readonly owner_pid: number;
+  readonly owner_token: string;
+  readonly owner_start_time: number | null;
+  readonly owner_boot_id: string | null;
+}): RunOwner {
+  return {
+    host: row.owner_host,
+    pid: row.owner_pid,
+    token: row.owner_token,
+    ...(row.owner_start_time === null ? {} : { startTime: Number(row.owner_start_time) }),
+    ...(row.owner_boot_id === null ? {} : { bootId: row.owner_boot_id }),
+  };
 }
 
 export class KyselyRuns implements RunsApi {
@@ -164,6 +199,8 @@ export class KyselyRuns implements RunsApi {
         owner_host: this.#owner.host,
         owner_pid: this.#owner.pid,
         owner_token: this.#owner.token,
+        owner_start_time: this.#owner.startTime ?? null,
+        owner_boot_id: this.#owner.bootId ?? null,
         updated_at: now,
       })
       .onConflict((conflict) => conflict.column("run_id").doNothing())
@@ -274,9 +311,7 @@ export class KyselyRuns implements RunsApi {
 
   async recoverInterrupted(now: number = Date.now()): Promise<RunRecord[]> {
     const running = await this.#db.selectFrom("runs").selectAll().where("status", "=", "running").execute();
-    const orphaned = running.filter(
-      (row) => !isRunOwnerAlive({ host: row.owner_host, pid: row.owner_pid, token: row.owner_token }),
-    );
+    const orphaned = running.filter((row) => !isRunOwnerAlive(runOwnerOf(row)));
     const recovered: RunRecord[] = [];
     for (const row of orphaned) {
       const result = await this.#db

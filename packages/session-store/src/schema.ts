@@ -35,6 +35,10 @@ export interface RunsTable {
   owner_host: string;
   owner_pid: number;
   owner_token: string;
+  /** The owner process's start, clock ticks since boot (Linux); null off Linux and before migration 6. */
+  owner_start_time: number | null;
+  /** The boot the owner process started in (Linux); null off Linux and before migration 6. */
+  owner_boot_id: string | null;
   updated_at: number;
 }
 

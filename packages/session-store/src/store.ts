@@ -5,7 +5,6 @@
 // better-sqlite3 statements), transcript open/fork, interrupted-run recovery on open, and closing. Does not
 // own: the individual APIs (sessions.ts, runs.ts, ...; their SQLite fast paths in sqlite/).
 import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
 import type Database from "better-sqlite3";
 import type { Kysely } from "kysely";
 import { type AuthStateApi, KyselyAuthState } from "./auth-state.ts";
@@ -22,6 +21,7 @@ import { KyselyQueue, type QueueApi } from "./queue.ts";
 import {
   isRunOwnerAlive,
   KyselyRuns,
+  newRunOwner,
   type RunOwner,
   type RunRecord,
   type RunsApi,
@@ -274,7 +274,7 @@ class SqliteStore implements SqliteSessionStore {
       }
       return this.#kysely;
     });
-    this.#owner = { host: hostname(), pid: process.pid, token: randomUUID() };
+    this.#owner = newRunOwner(randomUUID());
     registerRunOwner(this.#owner);
     const prepared = queries === "prepared";
     this.sessions = prepared ? new SqliteSessions(raw) : new KyselySessions(this.#db);

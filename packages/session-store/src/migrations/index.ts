@@ -5,6 +5,7 @@ import { migration0002 } from "./0002-auth-queue-cron.ts";
 import { migration0003 } from "./0003-transcript-seq-index.ts";
 import { migration0004 } from "./0004-transcript-derived-leaf.ts";
 import { migration0005 } from "./0005-channel-state.ts";
+import { migration0006 } from "./0006-run-owner-start-time.ts";
 import type { Migration } from "./types.ts";
 
 export type { Migration, SqlDialectName } from "./types.ts";
@@ -15,6 +16,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration0003,
   migration0004,
   migration0005,
+  migration0006,
 ];
 
 /** The schema version this code writes: the newest migration's version. */

@@ -70,6 +70,15 @@ export const SQLITE_MIGRATIONS: readonly CompiledSqliteMigration[] = [
     ],
     agent: [],
   },
+  {
+    version: 6,
+    name: "run-owner-start-time",
+    controlPlane: [
+      'alter table "runs" add column "owner_start_time" bigint',
+      'alter table "runs" add column "owner_boot_id" text',
+    ],
+    agent: [],
+  },
   // @generated-end
 ];
 

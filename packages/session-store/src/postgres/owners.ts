@@ -2,11 +2,12 @@
 // owner token, host and pid) with a heartbeat on the database clock, removing it on close, pruning the rows
 // of stores that are gone, and the recovery rule for runs left `running`: the owner is gone when its store
 // has no row (closed), its heartbeat is older than `staleMs` (a process or host that died), or it is on this
-// host and its pid is gone (found at once, without waiting for the heartbeat to go stale). Does not own: the
+// host and its pid is gone or now belongs to another process (found at once, without waiting for the
+// heartbeat to go stale; runs.ts's rule, with the start time the run recorded). Does not own: the
 // runs API (../runs.ts) or leases (./leases.ts).
 import { hostname } from "node:os";
 import { type Kysely, sql } from "kysely";
-import { isRunOwnerAlive, KyselyRuns, type RunOwner, type RunRecord } from "../runs.ts";
+import { isRunOwnerAlive, KyselyRuns, type RunOwner, type RunRecord, runOwnerOf } from "../runs.ts";
 import type { ControlPlaneDatabase } from "../schema.ts";
 
 export const DEFAULT_STALE_MS = 60_000;
@@ -78,16 +79,19 @@ export class PostgresRuns extends KyselyRuns {
       owner_host: string;
       owner_pid: number;
       owner_token: string;
+      owner_start_time: number | null;
+      owner_boot_id: string | null;
       heartbeat_at: number | null;
       db_now: number;
     }>`
-      SELECT r.run_id, r.owner_host, r.owner_pid, r.owner_token, o.heartbeat_at, ${DB_NOW} AS db_now
+      SELECT r.run_id, r.owner_host, r.owner_pid, r.owner_token, r.owner_start_time, r.owner_boot_id,
+        o.heartbeat_at, ${DB_NOW} AS db_now
       FROM runs r LEFT JOIN store_owners o ON o.token = r.owner_token
       WHERE r.status = 'running'`.execute(this.#db);
     const here = hostname();
     const recovered: RunRecord[] = [];
     for (const row of rows) {
-      const owner = { host: row.owner_host, pid: row.owner_pid, token: row.owner_token };
+      const owner = runOwnerOf(row);
       const gone =
         row.heartbeat_at === null ||
         Number(row.db_now) - Number(row.heartbeat_at) > this.#staleMs ||

@@ -4,7 +4,6 @@
 // fenced run writes, and closing (which flushes). Does not own: the SQL of any API (../*.ts), the buffer's
 // rules (./transcript.ts) or leases (./leases.ts).
 import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type AuthStateApi, KyselyAuthState } from "../auth-state.ts";
 import { type ChannelStateApi, KyselyChannelState } from "../channel-state.ts";
@@ -15,6 +14,7 @@ import { KyselyQueue, type QueueApi } from "../queue.ts";
 import {
   type FinishRunInput,
   KyselyRuns,
+  newRunOwner,
   type RunEvent,
   type RunOwner,
   type RunRecord,
@@ -161,7 +161,7 @@ class PostgresStore implements PostgresSessionStore {
     this.db = db;
     this.schemaName = connection.schema;
     this.#typed = db as Kysely<ControlPlaneDatabase>;
-    this.#owner = { host: hostname(), pid: process.pid, token: randomUUID() };
+    this.#owner = newRunOwner(randomUUID());
     registerRunOwner(this.#owner);
     this.sessions = new KyselySessions(this.#typed);
     this.runs = new PostgresRuns(this.#typed, this.#owner, ownerStaleMs);

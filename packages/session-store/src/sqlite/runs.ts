@@ -56,8 +56,9 @@ export class SqliteRuns extends KyselyRuns {
     this.#ownerColumns = owner;
     this.#insertRun = raw.prepare(
       "INSERT INTO runs (run_id, agent_id, session_key, session_id, entry_point, status, started_at, provider, " +
-        "model, thinking_level, fallback_chain, owner_host, owner_pid, owner_token, updated_at) " +
-        "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, '[]', ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
+        "model, thinking_level, fallback_chain, owner_host, owner_pid, owner_token, owner_start_time, " +
+        "owner_boot_id, updated_at) " +
+        "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, '[]', ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
     );
     this.#selectRun = raw.prepare("SELECT * FROM runs WHERE run_id = ?");
     this.#updateRun = raw.prepare(
@@ -122,6 +123,8 @@ export class SqliteRuns extends KyselyRuns {
       owner_host: owner.host,
       owner_pid: owner.pid,
       owner_token: owner.token,
+      owner_start_time: owner.startTime ?? null,
+      owner_boot_id: owner.bootId ?? null,
       updated_at: now,
     };
     const inserted = this.#insertRun.run(
@@ -137,6 +140,8 @@ export class SqliteRuns extends KyselyRuns {
       row.owner_host,
       row.owner_pid,
       row.owner_token,
+      row.owner_start_time,
+      row.owner_boot_id,
       row.updated_at,
     );
     // Inserted: the row is exactly these values. Not inserted: the same runId again (the rules decide).

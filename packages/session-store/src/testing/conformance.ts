@@ -3,6 +3,7 @@
 // reset, the transcript tree and branches (including a property test against a model), runs and events,
 // interrupted-run recovery, auth/queue/cron state, and migrations (fresh, from the first schema, from the
 // future). Does not own: backend-specific set-up (the factory) or the legacy-import part (import-conformance.ts).
+import { hostname } from "node:os";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -11,6 +12,8 @@ import {
   TranscriptConflictError,
   TranscriptNotFoundError,
 } from "../errors.ts";
+import { readProcessStart } from "../owner-process.ts";
+import type { RunOwner } from "../runs.ts";
 import type { SessionStore } from "../store.ts";
 import type { Transcript, TranscriptEntry, TranscriptHeader } from "../transcript.ts";
 import { runImportConformance } from "./import-conformance.ts";
@@ -25,6 +28,20 @@ export interface StoreFixture {
   seedFirstSchema?(): Promise<void>;
   /** Optional: marks the storage as written by a newer release at schema `version`. */
   seedFutureVersion?(version: number): Promise<void>;
+  /**
+   * Optional: writes a `running` run owned by `owner` straight into the (migrated, closed) storage, as an open
+   * store of another process would have (a backend that tracks live stores also registers `owner.token` as live).
+   */
+  seedRunningRun?(run: SeededRun): Promise<void>;
+}
+
+/** A running run as another process's store wrote it. */
+export interface SeededRun {
+  readonly runId: string;
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  readonly owner: RunOwner;
 }
 
 /** Returns a fresh, isolated, empty fixture each call. */
@@ -661,6 +678,42 @@ export function runSessionStoreConformance(factory: SessionStoreFactory): void {
         );
         await alive.close();
         await next.close();
+      } finally {
+        await fixture.dispose();
+      }
+    });
+
+    it("tells a run's owner from a process that took its pid later or in another boot; rows without a start time go by the pid", async (context) => {
+      // A live process other than this one, with its real start (Linux /proc); elsewhere there is nothing to compare.
+      const pid = process.ppid;
+      const start = readProcessStart(pid);
+      const fixture = await factory();
+      try {
+        if (fixture.seedRunningRun === undefined || start === undefined) return context.skip();
+        await (await fixture.open()).close();
+        const seed = (runId: string, owner: Partial<RunOwner>) =>
+          fixture.seedRunningRun?.({
+            ...run,
+            runId,
+            owner: { host: hostname(), pid, token: `token-${runId}`, ...owner },
+          });
+        await seed("owner", start);
+        await seed("reused", { ...start, startTime: start.startTime + 1 });
+        await seed("rebooted", { ...start, bootId: "another-boot" });
+        await seed("legacy", {});
+        const store = await fixture.open();
+        try {
+          expect(store.recoveredRuns.map((r) => r.runId).sort()).toEqual(["rebooted", "reused"]);
+          expect(await store.runs.get("reused")).toMatchObject({
+            status: "interrupted",
+            errorReason: "interrupted",
+          });
+          expect((await store.runs.get("rebooted"))?.status).toBe("interrupted");
+          expect((await store.runs.get("owner"))?.status).toBe("running");
+          expect((await store.runs.get("legacy"))?.status).toBe("running");
+        } finally {
+          await store.close();
+        }
       } finally {
         await fixture.dispose();
       }

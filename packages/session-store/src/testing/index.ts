@@ -4,6 +4,7 @@ export {
   header,
   messageEntry,
   runSessionStoreConformance,
+  type SeededRun,
   type SessionStoreFactory,
   type StoreFixture,
 } from "./conformance.ts";

@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { agentDatabasePath, controlPlanePath } from "../state-dir.ts";
 import { type OpenSessionStoreOptions, openSessionStore } from "../store.ts";
-import type { SessionStoreFactory, StoreFixture } from "./conformance.ts";
+import type { SeededRun, SessionStoreFactory, StoreFixture } from "./conformance.ts";
 import { FIRST_SCHEMA_SAMPLE } from "./conformance.ts";
 
 export const SCHEMA_V1_DIR = join(import.meta.dirname, "..", "..", "fixtures", "schema-v1");
@@ -21,6 +21,7 @@ export function sqliteStoreFactory(
       open: () => openSessionStore({ ...options, stateDir }),
       dispose: async () => rmSync(stateDir, { recursive: true, force: true }),
       seedFirstSchema: async () => seedFirstSchema(stateDir),
+      seedRunningRun: async (run) => seedRunningRun(stateDir, run),
       seedFutureVersion: async (version) => {
         const db = new Database(controlPlanePath(stateDir));
         try {
@@ -35,6 +36,30 @@ export function sqliteStoreFactory(
       },
     };
   };
+}
+
+/** Writes a `running` run owned by `run.owner` into the state dir's (migrated) control-plane database. */
+export function seedRunningRun(stateDir: string, run: SeededRun): void {
+  const db = new Database(controlPlanePath(stateDir));
+  try {
+    db.prepare(
+      `INSERT INTO runs (run_id, agent_id, session_key, session_id, entry_point, status, started_at, fallback_chain,
+         owner_host, owner_pid, owner_token, owner_start_time, owner_boot_id, updated_at)
+       VALUES (?, ?, ?, ?, 'agent', 'running', 100, '[]', ?, ?, ?, ?, ?, 100)`,
+    ).run(
+      run.runId,
+      run.agentId,
+      run.sessionKey,
+      run.sessionId,
+      run.owner.host,
+      run.owner.pid,
+      run.owner.token,
+      run.owner.startTime ?? null,
+      run.owner.bootId ?? null,
+    );
+  } finally {
+    db.close();
+  }
 }
 
 /** Writes the frozen first-schema databases (with `FIRST_SCHEMA_SAMPLE`) into an empty state dir. */

@@ -5,6 +5,7 @@
 import {
   FIRST_SCHEMA_SAMPLE,
   messageEntry,
+  type SeededRun,
   type SessionStoreFactory,
   type StoreFixture,
 } from "../../testing/conformance.ts";
@@ -28,6 +29,7 @@ export function postgresStoreFactory(connectionString: string): SessionStoreFact
         await runSql(connectionString, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       },
       seedFirstSchema: async () => seedFirstSchema(connectionString, schema),
+      seedRunningRun: async (run) => seedRunningRun(connectionString, schema, run),
       seedFutureVersion: async (version) => {
         await runSql(
           connectionString,
@@ -37,6 +39,38 @@ export function postgresStoreFactory(connectionString: string): SessionStoreFact
       },
     };
   };
+}
+
+/** Writes a `running` run owned by `run.owner`, and a fresh heartbeat for its store, into a migrated schema. */
+export async function seedRunningRun(
+  connectionString: string,
+  schema: string,
+  run: SeededRun,
+): Promise<void> {
+  const at = `"${schema}"`;
+  const { owner } = run;
+  await runSql(
+    connectionString,
+    `INSERT INTO ${at}.runs (run_id, agent_id, session_key, session_id, entry_point, status, started_at, fallback_chain, owner_host, owner_pid, owner_token, owner_start_time, owner_boot_id, updated_at)
+     VALUES ($1, $2, $3, $4, 'agent', 'running', 100, '[]', $5, $6, $7, $8, $9, 100)`,
+    [
+      run.runId,
+      run.agentId,
+      run.sessionKey,
+      run.sessionId,
+      owner.host,
+      owner.pid,
+      owner.token,
+      owner.startTime ?? null,
+      owner.bootId ?? null,
+    ],
+  );
+  await runSql(
+    connectionString,
+    `INSERT INTO ${at}.store_owners (token, host, pid, heartbeat_at)
+     VALUES ($1, $2, $3, (extract(epoch from clock_timestamp()) * 1000)::bigint) ON CONFLICT (token) DO NOTHING`,
+    [owner.token, owner.host, owner.pid],
+  );
 }
 
 /** Migrates an empty schema to version 1 and writes `FIRST_SCHEMA_SAMPLE` into it, as that release would have. */
