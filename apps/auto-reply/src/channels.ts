@@ -1,9 +1,13 @@
 // The adapters the daemon starts: one per configured, enabled channel of the config (`channels.telegram`,
 // `channels.slack`, `channels.webchat`), each built by its package's own `*OptionsFromConfig`, Telegram's
-// polling offset kept in the store's channel state. Owns only that mapping; the adapters own their transport
-// and their config errors (a missing token names the key).
+// polling offset and Slack's handled events kept in the store's channel state. Owns only that mapping; the
+// adapters own their transport and their config errors (a missing token names the key).
 import type { ChannelAdapter } from "@agent-kernel/channels-core";
-import { createSlackChannel, slackOptionsFromConfig } from "@agent-kernel/channels-slack";
+import {
+  createSlackChannel,
+  type SlackChannelStateLike,
+  slackOptionsFromConfig,
+} from "@agent-kernel/channels-slack";
 import {
   type ChannelStateLike,
   channelStateOffsetStore,
@@ -14,8 +18,8 @@ import { createWebchatChannel, webchatOptionsFromConfig } from "@agent-kernel/ch
 import type { KernelConfig } from "@agent-kernel/config";
 
 export interface ChannelsFromConfigOptions {
-  /** Where Telegram keeps its polling offset (the kernel store's `channelState`). */
-  readonly channelState: ChannelStateLike;
+  /** Where Telegram keeps its polling offset and Slack its handled events (the kernel store's `channelState`). */
+  readonly channelState: ChannelStateLike & SlackChannelStateLike;
   readonly log?: (line: string) => void;
 }
 
@@ -38,7 +42,18 @@ export function channelsFromConfig(
       ),
     );
   }
-  if (slack?.enabled) channels.push(createSlackChannel(slackOptionsFromConfig(slack)));
+  if (slack?.enabled) {
+    channels.push(
+      createSlackChannel(
+        slackOptionsFromConfig(slack, {
+          channelState: options.channelState,
+          ...(options.log === undefined
+            ? {}
+            : { onError: (error: Error) => options.log?.(`slack: ${error.message}`) }),
+        }),
+      ),
+    );
+  }
   if (webchat?.enabled) channels.push(createWebchatChannel(webchatOptionsFromConfig(webchat)));
   for (const id of Object.keys(others))
     options.log?.(`channels.${id}: no adapter ships for this channel id; it is not started`);

@@ -1,9 +1,10 @@
 // The Slack adapter. Inbound in Events API mode (the default): an HTTP endpoint that verifies Slack's request
 // signatures, refuses stale and replayed requests, answers url_verification, dedupes Slack's retries, and hands
 // each user message to the gateway before acknowledging it; or in Socket Mode over socket-mode.ts, with the
-// same dedupe and accept-then-acknowledge rule. Outbound over the Web API (mrkdwn, chunking, threads, uploads,
-// edits, rate limits). Owns the adapter lifecycle. Does not own the wire client (web-api.ts), the event
-// mapping (normalize.ts), the dialect (mrkdwn.ts), nor access control and routing (channels-core).
+// same dedupe and accept-then-acknowledge rule; the dedupe survives a restart when given the session store's
+// channel state (handled-log.ts). Outbound over the Web API (mrkdwn, chunking, threads, uploads, edits, rate
+// limits). Owns the adapter lifecycle. Does not own the wire client (web-api.ts), the event mapping
+// (normalize.ts), the dialect (mrkdwn.ts), nor access control and routing (channels-core).
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,6 +24,7 @@ import {
 } from "@agent-kernel/channels-core";
 import { CHANNEL_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
 import { ExpiringSet } from "./expiring-set.ts";
+import { HandledLog, type SlackChannelStateLike, type WorkOutcome } from "./handled-log.ts";
 import { escapeSlackText, formatSlackChunks, markdownToSlackMrkdwn } from "./mrkdwn.ts";
 import { normalizeSlackEvent, type SlackIdentity } from "./normalize.ts";
 import { SLACK_SIGNATURE_MAX_AGE_SECONDS, verifySlackSignature } from "./signature.ts";
@@ -67,6 +69,17 @@ export interface SlackChannelOptions {
   readonly maxRetryAfterMs?: number;
   /** Socket Mode: first reconnect delay after a dropped connection (default 1 s, doubling to 30 s). */
   readonly reconnectDelayMs?: number;
+  /**
+   * Where handled event ids and message keys survive a restart (the session store's `store.channelState`),
+   * so an event Slack redelivers after a restart is acknowledged, not handled again. Unset = memory only.
+   */
+  readonly channelState?: SlackChannelStateLike;
+  /** How long a handled event stays marked in `channelState` (default 2 h; Slack retries for about 1 h). */
+  readonly dedupeTtlMs?: number;
+  /** Reports channel-state failures (a failed lookup answers the delivery as failed, so Slack retries it). */
+  readonly onError?: (error: Error) => void;
+  /** The clock of the handled-event dedupe (tests inject one; request timestamps are checked against real time). */
+  readonly now?: () => number;
 }
 
 export interface SlackChannel extends ChannelAdapter {
@@ -131,13 +144,19 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
     ...(options.maxRetryAfterMs !== undefined ? { maxRetryAfterMs: options.maxRetryAfterMs } : {}),
   });
 
-  // Accepted requests' signatures (a byte-identical replay is refused), accepted event ids (Slack's retries
-  // are acknowledged without handling them twice) and message keys (`message` and `app_mention` both arrive
-  // for one mention). Only accepted work is remembered, so a retry after a failed handler is handled again.
+  // Accepted requests' signatures (a byte-identical replay is refused; in memory only, as a replay after a
+  // restart is still caught by its event id), handled event ids (Slack's retries are acknowledged without
+  // handling them twice) and message keys (`message` and `app_mention` both arrive for one mention). Only
+  // accepted work is remembered, so a retry after a failed handler is handled again.
   const acceptedSignatures = new ExpiringSet(windowMs);
-  const acceptedEventIds = new ExpiringSet(windowMs * 2);
-  const acceptedMessageKeys = new ExpiringSet(windowMs * 2);
-  const inFlightEvents = new Map<string, Promise<boolean>>();
+  const handled = new HandledLog({
+    accountId,
+    memoryTtlMs: windowMs * 2,
+    ...(options.now !== undefined ? { now: options.now } : {}),
+    ...(options.channelState !== undefined ? { channelState: options.channelState } : {}),
+    ...(options.dedupeTtlMs !== undefined ? { ttlMs: options.dedupeTtlMs } : {}),
+    ...(options.onError !== undefined ? { onError: options.onError } : {}),
+  });
   const inFlight = new Set<Promise<unknown>>();
 
   let server: Server | undefined;
@@ -204,41 +223,32 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
   const acceptPayload = async (payload: Record<string, unknown>): Promise<boolean> => {
     if (payload.type !== "event_callback") return true;
     const eventId = typeof payload.event_id === "string" ? payload.event_id : undefined;
-    return eventId === undefined ? acceptEvent(payload) : acceptOnce(eventId, payload);
+    // Once per event id: a retry waits for the attempt in flight and succeeds with it.
+    if (eventId === undefined) return (await acceptEvent(payload)) !== "failed";
+    return handled.once(`event:${eventId}`, () => acceptEvent(payload));
   };
 
-  /** Handles an event id once: a retry waits for the attempt in flight and succeeds with it. */
-  const acceptOnce = async (eventId: string, payload: Record<string, unknown>): Promise<boolean> => {
-    if (acceptedEventIds.has(eventId)) return true;
-    const running = inFlightEvents.get(eventId);
-    if (running) return running;
-    const attempt = acceptEvent(payload).then((ok) => {
-      if (ok) acceptedEventIds.add(eventId);
-      return ok;
-    });
-    inFlightEvents.set(eventId, attempt);
-    try {
-      return await attempt;
-    } finally {
-      inFlightEvents.delete(eventId);
-    }
-  };
-
-  /** True once the message is handled (or deliberately ignored); false when the handler failed. */
-  const acceptEvent = async (payload: Record<string, unknown>): Promise<boolean> => {
-    if (!identity || !handler) return false;
+  /**
+   * `handled` once the message is handled (now, or before under another event: `message` and `app_mention`
+   * of one mention share the message key), `ignored` when there is nothing to hand over, `failed` when the
+   * handler failed.
+   */
+  const acceptEvent = async (payload: Record<string, unknown>): Promise<WorkOutcome> => {
+    if (!identity || !handler) return "failed";
     const teamId = typeof payload.team_id === "string" ? payload.team_id : undefined;
     const message = normalizeSlackEvent(payload.event, identity, teamId);
-    if (!message) return true;
-    const key = `${message.conversation.chatId}:${message.messageId}`;
-    if (acceptedMessageKeys.has(key)) return true;
-    try {
-      await handler(message);
-    } catch {
-      return false;
-    }
-    acceptedMessageKeys.add(key);
-    return true;
+    if (!message) return "ignored";
+    const onMessage = handler;
+    const key = `message:${message.conversation.chatId}:${message.messageId}`;
+    const accepted = await handled.once(key, async () => {
+      try {
+        await onMessage(message);
+      } catch {
+        return "failed";
+      }
+      return "handled";
+    });
+    return accepted ? "handled" : "failed";
   };
 
   const postText = async (

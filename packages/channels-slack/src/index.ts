@@ -1,6 +1,7 @@
 // @agent-kernel/channels-slack: the Slack channel adapter — inbound Events API over HTTP with request signature
-// verification, replay refusal and retry dedupe; outbound Web API chat.postMessage with mrkdwn, chunking that
-// never breaks a code fence, threads, uploads, edits and rate-limit handling.
+// verification, replay refusal and retry dedupe (kept across restarts in the session store's channel state);
+// outbound Web API chat.postMessage with mrkdwn, chunking that never breaks a code fence, threads, uploads,
+// edits and rate-limit handling.
 export {
   createSlackChannel,
   DEFAULT_SLACK_EVENTS_PATH,
@@ -10,6 +11,11 @@ export {
   type SlackChannelOptions,
   slackOptionsFromConfig,
 } from "./channel.ts";
+export {
+  SLACK_DEDUPE_KEY_PREFIX,
+  SLACK_DEDUPE_TTL_MS,
+  type SlackChannelStateLike,
+} from "./handled-log.ts";
 export { escapeSlackText, formatSlackChunks, markdownToSlackMrkdwn } from "./mrkdwn.ts";
 export {
   chatTypeOf,
