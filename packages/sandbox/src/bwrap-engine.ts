@@ -27,6 +27,7 @@ import { delimiter, isAbsolute, join } from "node:path";
 import { type CgroupController, findMemoryController, findPidsController } from "./command-cgroups.ts";
 import { SANDBOX_HOST_ID } from "./layout.ts";
 import { StartedProcess } from "./process-runner.ts";
+import { keyringSeccompFilter } from "./seccomp.ts";
 import { Standbys, standbyKey } from "./standbys.ts";
 import type {
   EngineStatus,
@@ -37,6 +38,12 @@ import type {
   SandboxSettings,
 } from "./types.ts";
 import { SandboxUnavailableError } from "./types.ts";
+
+/** Open files per process inside (the gateway's own limit may be far higher). */
+const OPEN_FILES = 4096;
+
+/** No keyring syscalls inside (seccomp.ts); built once. */
+const SECCOMP_FILTER = keyringSeccompFilter();
 
 /** util-linux's setpriv: how a root gateway's sandbox leaves root before the command runs. */
 const SETPRIV = "/usr/bin/setpriv";
@@ -110,6 +117,33 @@ function systemBinds(): string[] {
   return args;
 }
 
+const DEVICES = ["null", "zero", "full", "random", "urandom", "tty"] as const;
+
+function devBinds(shmBytes: number): string[] {
+  return [
+    "--perms",
+    "0755",
+    "--tmpfs",
+    "/dev",
+    ...DEVICES.flatMap((name) => ["--dev-bind-try", `/dev/${name}`, `/dev/${name}`]),
+    "--symlink",
+    "/proc/self/fd",
+    "/dev/fd",
+    "--symlink",
+    "/proc/self/fd/0",
+    "/dev/stdin",
+    "--symlink",
+    "/proc/self/fd/1",
+    "/dev/stdout",
+    "--symlink",
+    "/proc/self/fd/2",
+    "/dev/stderr",
+    ...memoryTmpfs("/dev/shm", shmBytes),
+    "--remount-ro",
+    "/dev",
+  ];
+}
+
 /** A world-writable (sticky) memory-backed directory of at most `bytes`. */
 function memoryTmpfs(path: string, bytes: number): string[] {
   return ["--perms", "1777", "--size", String(bytes), "--tmpfs", path];
@@ -146,7 +180,12 @@ function limitsPrelude(
 ): string {
   const limits = command.limits;
   const kib = (bytes: number) => Math.max(1, Math.floor(bytes / 1024));
-  const flags = [`-c 0`, `-v ${kib(limits.memoryBytes)}`, `-f ${kib(limits.maxFileBytes)}`];
+  const flags = [
+    `-c 0`,
+    `-n ${OPEN_FILES}`,
+    `-v ${kib(limits.memoryBytes)}`,
+    `-f ${kib(limits.maxFileBytes)}`,
+  ];
   // RLIMIT_NPROC in a fresh user namespace counts only the command's own processes; under a cgroup it is
   // set too (harmless, and it holds if the cgroup step is ever skipped for a non-root gateway).
   if (processLimit !== "none") flags.push(`-u ${limits.maxProcesses}`);
@@ -224,15 +263,14 @@ export function bwrapArgs(
     "--ro-bind-data",
     "4",
     "/etc/group",
+    "--seccomp",
+    "8",
     "--proc",
     "/proc",
-    "--dev",
-    "/dev",
-    // bwrap's /dev is a tmpfs as large as half the memory: shared memory gets the /tmp bound instead, and
-    // /dev itself becomes read-only (device nodes still work).
-    ...memoryTmpfs("/dev/shm", command.limits.tmpBytes),
-    "--remount-ro",
-    "/dev",
+    // A /dev of our own instead of bwrap's --dev: only the harmless device nodes and no pty multiplexer (every
+    // pty a command opened would come out of the host's pool), bounded shared memory, then read-only (device
+    // nodes still work).
+    ...devBinds(command.limits.tmpBytes),
     ...memoryTmpfs("/tmp", command.limits.tmpBytes),
   ];
   // Shorter paths first, so a mount nested in another is mounted over it.
@@ -281,7 +319,13 @@ function sandboxUserOfRootGateway(settings: SandboxSettings): { uid: number; gid
 
 /** The environment a sandboxed command sees: the caller's, with paths that exist inside. */
 function sandboxEnv(env: Readonly<Record<string, string>>): Record<string, string> {
-  const kept = Object.fromEntries(Object.entries(env).filter(([name]) => !STARTUP_VARIABLE.test(name)));
+  const kept = Object.fromEntries(
+    Object.entries(env).filter(
+      // A locale that names a path makes the C library load locale data from there, in the root window too.
+      ([name, value]) =>
+        !STARTUP_VARIABLE.test(name) && !(/^(LANG|LANGUAGE|LC_.*)$/.test(name) && value.includes("/")),
+    ),
+  );
   return { ...kept, PATH: SANDBOX_PATH, HOME: "/tmp", TMPDIR: "/tmp", USER: "sandbox", LOGNAME: "sandbox" };
 }
 
@@ -350,7 +394,8 @@ export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngi
       args: gated,
       cwd: "/",
       env: sandboxEnv(settings.env),
-      dataFds: [PASSWD, GROUP],
+      // 3 passwd, 4 group, 5 info, 6 block, 7 the command, 8 the seccomp filter.
+      dataFds: [PASSWD, GROUP, undefined, undefined, undefined, SECCOMP_FILTER],
       inputIndex: 4,
       kill: () => {
         for (const each of groups) each.dispose();

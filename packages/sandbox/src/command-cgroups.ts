@@ -172,15 +172,25 @@ function controllerAt(kind: Kind, version: 1 | 2, base: string): CgroupControlle
     kind.setLimit(dir, version, limit);
     limits.set(dir, limit);
   };
+  // Every group this process made: at exit the idle ones and any still recycling are killed and removed
+  // (one still busy with unreaped processes is left for the next gateway's sweep of dead owners' groups).
+  const made = new Set<string>();
   process.once("exit", () => {
-    for (const dir of idle.splice(0)) removeGroup(dir);
+    idle.length = 0;
+    for (const dir of made) {
+      killAll(dir);
+      removeGroup(dir);
+    }
   });
   const recycleLater = (dir: string, attempt: number): void => {
     const timer = setTimeout(
       () => {
         if (isEmpty(dir)) {
           if (idle.length < POOL_SIZE) idle.push(dir);
-          else removeGroup(dir);
+          else {
+            removeGroup(dir);
+            made.delete(dir);
+          }
         } else if (attempt < RECYCLE_ATTEMPTS) {
           killAll(dir);
           recycleLater(dir, attempt + 1);
@@ -200,6 +210,7 @@ function controllerAt(kind: Kind, version: 1 | 2, base: string): CgroupControlle
       if (dir === undefined) {
         dir = join(parent, `cmd-${process.pid}-${id}`);
         mkdirSync(dir);
+        made.add(dir);
       }
       const groupDir = dir;
       try {

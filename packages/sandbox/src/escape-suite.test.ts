@@ -203,6 +203,19 @@ const ATTEMPTS: readonly Attempt[] = [
     host: "not run",
   },
   {
+    name: "the gateway's session keyring (keyctl)",
+    command: () =>
+      `perl -e 'print syscall(${process.arch === "arm64" ? 219 : 250}, 0, 0) == -1 ? "refused: $!\\n" : "ALLOWED\\n"'`,
+    escaped: (attempt) => attempt.output.includes("ALLOWED"),
+    host: "not run",
+  },
+  {
+    name: "a pty from the host's pool",
+    command: () => "exec 3<>/dev/ptmx && echo OPENED",
+    escaped: (attempt) => attempt.output.includes("OPENED"),
+    host: "not run",
+  },
+  {
     name: "connect to a loopback server with network off",
     command: () => `exec 3<>/dev/tcp/127.0.0.1/${port} && head -c 100 <&3`,
     escaped: (attempt) => attempt.output.includes("hello from the host"),

@@ -1,6 +1,16 @@
 // Tests of the sandbox layout: what each workspace access mounts where, and the scope directories.
+
+import { mkdtempSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sandboxLayout, sandboxLimits, sandboxWorkspaceDir } from "./layout.ts";
+import {
+  ensureSandboxWorkspace,
+  SANDBOX_HOST_ID,
+  sandboxLayout,
+  sandboxLimits,
+  sandboxWorkspaceDir,
+} from "./layout.ts";
 
 const paths = { agentWorkspace: "/srv/agent", sandboxWorkspace: "/state/sandboxes/s1" };
 
@@ -61,4 +71,32 @@ describe("sandboxLimits", () => {
       tmpBytes: 4194304,
     });
   });
+});
+
+describe("ensureSandboxWorkspace", () => {
+  it("makes the directory private", () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "sandbox-ws-")), "a", "b");
+    expect(ensureSandboxWorkspace(dir)).toBe(dir);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
+  it.runIf(process.getuid?.() === 0)(
+    "as root gives the directory to nobody, and never what is in it (a link swapped in cannot redirect it)",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), "sandbox-ws-"));
+      const hostFile = join(mkdtempSync(join(tmpdir(), "sandbox-host-")), "secret");
+      writeFileSync(hostFile, "root's");
+      symlinkSync(dirname(hostFile), join(dir, "link"));
+      writeFileSync(join(dir, "inside"), "x");
+      ensureSandboxWorkspace(dir);
+      expect(statSync(dir).uid).toBe(SANDBOX_HOST_ID);
+      expect(statSync(join(dir, "inside")).uid).toBe(0);
+      expect(statSync(hostFile).uid).toBe(0);
+      // The workspace path itself being a link is refused rather than followed.
+      const linked = join(mkdtempSync(join(tmpdir(), "sandbox-ws-")), "ws");
+      symlinkSync(dirname(hostFile), linked);
+      expect(() => ensureSandboxWorkspace(linked)).toThrow();
+      expect(statSync(dirname(hostFile)).uid).toBe(0);
+    },
+  );
 });

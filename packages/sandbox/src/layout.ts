@@ -3,7 +3,7 @@
 // read-write at /workspace), the sandbox workspace directory of a scope key under the workspace root, and
 // limits from plain settings. Does not own: which scope key a session has (runtime-resolver) or running.
 import { createHash } from "node:crypto";
-import { chownSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { closeSync, constants, fchownSync, fstatSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { SandboxLimits, SandboxMount } from "./types.ts";
 
@@ -67,26 +67,22 @@ export function sandboxWorkspaceDir(root: string, scopeKey: string): string {
 export const SANDBOX_HOST_ID = 65534;
 
 /**
- * Makes a sandbox workspace directory (0700) and, when this process runs as root, gives it — and anything
- * in it still owned by root, from an older run — to `SANDBOX_HOST_ID`, the user a root gateway's sandboxes
- * run as (the bwrap engine refuses a root-owned working directory). Returns the directory.
+ * Makes a sandbox workspace directory (0700) and, when this process runs as root, gives that directory — only
+ * it, never what is in it — to `SANDBOX_HOST_ID`, the user a root gateway's sandboxes run as (the bwrap engine
+ * refuses a root-owned working directory). Everything inside was made by the sandbox (so is its user's already);
+ * walking it as root would follow whatever links a running command swaps in (a recursive chown of host files).
+ * The directory itself is changed through a descriptor opened without following links. Returns the directory.
  */
 export function ensureSandboxWorkspace(dir: string): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (process.getuid?.() !== 0) return dir;
-  const give = (path: string): void => {
-    const stat = lstatSync(path);
-    if (stat.uid === 0) chownSync(path, SANDBOX_HOST_ID, SANDBOX_HOST_ID);
-    // Only real directories are walked: a link is given (lchown would be needed to touch it) never followed.
-    if (stat.isDirectory() && !stat.isSymbolicLink()) {
-      for (const name of readdirSync(path)) {
-        const child = join(path, name);
-        if (lstatSync(child).isSymbolicLink()) continue;
-        give(child);
-      }
-    }
-  };
-  give(dir);
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    const stat = fstatSync(fd);
+    if (stat.uid === 0 || stat.gid === 0) fchownSync(fd, SANDBOX_HOST_ID, SANDBOX_HOST_ID);
+  } finally {
+    closeSync(fd);
+  }
   return dir;
 }
 

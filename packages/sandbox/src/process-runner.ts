@@ -14,8 +14,8 @@ export interface StartSpec {
   readonly args: readonly string[];
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
-  /** Contents written to file descriptors 3, 4, ... of the process (then closed). */
-  readonly dataFds?: readonly string[] | undefined;
+  /** Contents written to file descriptors 3, 4, ... of the process (then closed); a gap leaves that pipe alone. */
+  readonly dataFds?: readonly (string | Uint8Array | undefined)[] | undefined;
   /**
    * The descriptor (3 + `inputIndex`) the process reads its command from; `run` writes the command there.
    * Absent: the command is in the argv and the process runs at once.
@@ -106,6 +106,7 @@ export class StartedProcess {
     child.stdout?.on("data", (chunk: Buffer) => output(chunk, true));
     child.stderr?.on("data", (chunk: Buffer) => output(chunk, false));
     extraFds.forEach((data, index) => {
+      if (data === undefined) return;
       const stream = child.stdio[3 + index] as NodeJS.WritableStream | null;
       stream?.on("error", () => {});
       stream?.end(data);

@@ -1,5 +1,5 @@
 // Sandboxes started ahead of their command (standbys). Owns: at most one waiting sandbox per recent set of
-// settings (the key: cwd, environment, mounts, network, limits), handing it out once, starting the next one,
+// settings (the key: cwd, environment, mounts, network, the limits set at start), handing it out once, starting the next one,
 // stopping one left idle (a minute) or crowded out (more than eight sets), and stopping all at exit. A standby
 // is an ordinary sandbox of those settings whose shell waits to read its command: it runs exactly one command,
 // with the same isolation as one started for it. Does not own: starting a sandbox (the engine passes `start`).
@@ -13,8 +13,10 @@ const MAX_STANDBYS = 8;
 
 const allStandbys = new Set<{ stopAll(): void }>();
 
+/** What a started sandbox is made of; the wall time and output limit apply when it runs, so they are not in it. */
 export function standbyKey(settings: SandboxSettings): string {
-  return JSON.stringify([settings.cwd, settings.env, settings.mounts, settings.network, settings.limits]);
+  const { timeoutMs: _timeout, maxOutputBytes: _output, ...made } = settings.limits;
+  return JSON.stringify([settings.cwd, settings.env, settings.mounts, settings.network, made]);
 }
 
 /**
