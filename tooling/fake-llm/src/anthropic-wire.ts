@@ -9,6 +9,8 @@ import {
   type Frame,
   jsonFrame,
   type ResolvedResponse,
+  repeatedText,
+  wholeText,
 } from "./wire.ts";
 
 export interface AnthropicRenderContext {
@@ -28,80 +30,71 @@ function event(type: string, payload: Record<string, unknown>, isDelta = false):
   return jsonFrame({ type, ...payload }, isDelta, type);
 }
 
-export function anthropicFrames(response: ResolvedResponse, context: AnthropicRenderContext): Frame[] {
+/** The SSE events, made as they are read (a repeated text is never built whole). */
+export function* anthropicFrames(
+  response: ResolvedResponse,
+  context: AnthropicRenderContext,
+): Generator<Frame> {
   const { input, output, cacheRead, cacheWrite } = response.usage;
-  const frames: Frame[] = [
-    event("message_start", {
-      message: {
-        id: context.id,
-        type: "message",
-        role: "assistant",
-        model: context.model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: {
-          input_tokens: input,
-          output_tokens: 1,
-          cache_read_input_tokens: cacheRead,
-          cache_creation_input_tokens: cacheWrite,
-        },
+  yield event("message_start", {
+    message: {
+      id: context.id,
+      type: "message",
+      role: "assistant",
+      model: context.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: {
+        input_tokens: input,
+        output_tokens: 1,
+        cache_read_input_tokens: cacheRead,
+        cache_creation_input_tokens: cacheWrite,
       },
-    }),
-  ];
-  response.blocks.forEach((block, index) => {
+    },
+  });
+  for (const [index, block] of response.blocks.entries()) {
     if (block.type === "text") {
-      frames.push(event("content_block_start", { index, content_block: { type: "text", text: "" } }));
-      for (const piece of chunkText(block.text, response.chunkSize)) {
-        frames.push(
-          event("content_block_delta", { index, delta: { type: "text_delta", text: piece } }, true),
-        );
+      yield event("content_block_start", { index, content_block: { type: "text", text: "" } });
+      for (const piece of repeatedText(block.text, response.chunkSize, response.repeat)) {
+        yield event("content_block_delta", { index, delta: { type: "text_delta", text: piece } }, true);
       }
     } else if (block.type === "thinking") {
-      frames.push(
-        event("content_block_start", {
-          index,
-          content_block: { type: "thinking", thinking: "", signature: "" },
-        }),
-      );
+      yield event("content_block_start", {
+        index,
+        content_block: { type: "thinking", thinking: "", signature: "" },
+      });
       for (const piece of chunkText(block.thinking, response.chunkSize)) {
-        frames.push(
-          event("content_block_delta", { index, delta: { type: "thinking_delta", thinking: piece } }, true),
+        yield event(
+          "content_block_delta",
+          { index, delta: { type: "thinking_delta", thinking: piece } },
+          true,
         );
       }
-      frames.push(
-        event("content_block_delta", {
-          index,
-          delta: { type: "signature_delta", signature: block.signature ?? DEFAULT_SIGNATURE },
-        }),
-      );
+      yield event("content_block_delta", {
+        index,
+        delta: { type: "signature_delta", signature: block.signature ?? DEFAULT_SIGNATURE },
+      });
     } else {
-      frames.push(
-        event("content_block_start", {
-          index,
-          content_block: { type: "tool_use", id: block.id, name: block.name, input: {} },
-        }),
-      );
+      yield event("content_block_start", {
+        index,
+        content_block: { type: "tool_use", id: block.id, name: block.name, input: {} },
+      });
       for (const piece of chunkArguments(block.argumentsText, response.chunkSize)) {
-        frames.push(
-          event(
-            "content_block_delta",
-            { index, delta: { type: "input_json_delta", partial_json: piece } },
-            true,
-          ),
+        yield event(
+          "content_block_delta",
+          { index, delta: { type: "input_json_delta", partial_json: piece } },
+          true,
         );
       }
     }
-    frames.push(event("content_block_stop", { index }));
+    yield event("content_block_stop", { index });
+  }
+  yield event("message_delta", {
+    delta: { stop_reason: stopReason(response.stopReason), stop_sequence: null },
+    usage: { output_tokens: output },
   });
-  frames.push(
-    event("message_delta", {
-      delta: { stop_reason: stopReason(response.stopReason), stop_sequence: null },
-      usage: { output_tokens: output },
-    }),
-  );
-  frames.push(event("message_stop", {}));
-  return frames;
+  yield event("message_stop", {});
 }
 
 export function anthropicMessageBody(response: ResolvedResponse, context: AnthropicRenderContext): unknown {
@@ -112,7 +105,7 @@ export function anthropicMessageBody(response: ResolvedResponse, context: Anthro
     role: "assistant",
     model: context.model,
     content: response.blocks.map((block) => {
-      if (block.type === "text") return { type: "text", text: block.text };
+      if (block.type === "text") return { type: "text", text: wholeText(block.text, response.repeat) };
       if (block.type === "thinking") {
         return {
           type: "thinking",

@@ -2,7 +2,15 @@
 // tool_calls deltas, finish_reason, an optional usage chunk, `[DONE]`) and the non-streaming
 // `chat.completion` body, shaped the way pi-ai 0.87.1's openai-completions provider reads them.
 // Does no I/O and no step selection.
-import { chunkArguments, chunkText, type Frame, jsonFrame, type ResolvedResponse } from "./wire.ts";
+import {
+  chunkArguments,
+  chunkText,
+  type Frame,
+  jsonFrame,
+  type ResolvedResponse,
+  repeatedText,
+  wholeText,
+} from "./wire.ts";
 
 export interface OpenAiRenderContext {
   id: string;
@@ -32,7 +40,8 @@ function wireUsage(response: ResolvedResponse): Record<string, unknown> {
   };
 }
 
-export function openAiFrames(response: ResolvedResponse, context: OpenAiRenderContext): Frame[] {
+/** The SSE frames, made as they are read (a repeated text is never built whole). */
+export function* openAiFrames(response: ResolvedResponse, context: OpenAiRenderContext): Generator<Frame> {
   const base = {
     id: context.id,
     object: "chat.completion.chunk",
@@ -41,43 +50,41 @@ export function openAiFrames(response: ResolvedResponse, context: OpenAiRenderCo
   };
   const chunk = (delta: Record<string, unknown>, finish: string | null, isDelta: boolean): Frame =>
     jsonFrame({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] }, isDelta);
-  const frames: Frame[] = [chunk({ role: "assistant", content: "" }, null, false)];
+  yield chunk({ role: "assistant", content: "" }, null, false);
   let toolIndex = 0;
   for (const block of response.blocks) {
     if (block.type === "text") {
-      for (const piece of chunkText(block.text, response.chunkSize))
-        frames.push(chunk({ content: piece }, null, true));
+      for (const piece of repeatedText(block.text, response.chunkSize, response.repeat))
+        yield chunk({ content: piece }, null, true);
     } else if (block.type === "thinking") {
       for (const piece of chunkText(block.thinking, response.chunkSize)) {
-        frames.push(chunk({ [response.reasoningField]: piece }, null, true));
+        yield chunk({ [response.reasoningField]: piece }, null, true);
       }
     } else {
       const index = toolIndex++;
-      frames.push(
-        chunk(
-          {
-            tool_calls: [
-              { index, id: block.id, type: "function", function: { name: block.name, arguments: "" } },
-            ],
-          },
-          null,
-          false,
-        ),
+      yield chunk(
+        {
+          tool_calls: [
+            { index, id: block.id, type: "function", function: { name: block.name, arguments: "" } },
+          ],
+        },
+        null,
+        false,
       );
       for (const piece of chunkArguments(block.argumentsText, response.chunkSize)) {
-        frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null, true));
+        yield chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null, true);
       }
     }
   }
-  frames.push(chunk({}, finishReason(response.stopReason), false));
-  if (context.includeUsage)
-    frames.push(jsonFrame({ ...base, choices: [], usage: wireUsage(response) }, false));
-  frames.push({ data: "[DONE]", delta: false });
-  return frames;
+  yield chunk({}, finishReason(response.stopReason), false);
+  if (context.includeUsage) yield jsonFrame({ ...base, choices: [], usage: wireUsage(response) }, false);
+  yield { data: "[DONE]", delta: false };
 }
 
 export function openAiCompletionBody(response: ResolvedResponse, context: OpenAiRenderContext): unknown {
-  const text = response.blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
+  const text = response.blocks
+    .flatMap((block) => (block.type === "text" ? [wholeText(block.text, response.repeat)] : []))
+    .join("");
   const thinking = response.blocks
     .flatMap((block) => (block.type === "thinking" ? [block.thinking] : []))
     .join("");

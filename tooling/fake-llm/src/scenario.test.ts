@@ -30,7 +30,7 @@ describe("validateScenario", () => {
       issuesOf({
         steps: [
           { type: "error", fault: "ratelimit" },
-          { type: "response", text: 3, usage: { output: -1 }, chunkSize: 0 },
+          { type: "response", text: 3, usage: { output: -1 }, chunkSize: 0, repeat: 0.5 },
           { type: "reply" },
           { type: "response", content: [{ type: "image" }], text: "x" },
           { type: "stall", afterDeltas: 1.5, times: 0 },
@@ -48,6 +48,7 @@ describe("validateScenario", () => {
       "steps[1].usage.input: required",
       "steps[1].usage.output: expected a non-negative integer (got -1)",
       "steps[1].chunkSize: expected an integer ≥ 1 (got 0)",
+      "steps[1].repeat: expected an integer ≥ 1 (got 0.5)",
       'steps[2].type: expected one of response, error, reset, stall, malformed, stream_error (got "reply")',
       "steps[3].text: not allowed together with content",
       'steps[3].content[0].type: expected one of text, thinking, toolCall (got "image")',

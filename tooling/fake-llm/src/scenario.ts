@@ -23,6 +23,7 @@ const RESPONSE_KEYS = [
   "stopReason",
   "usage",
   "chunkSize",
+  "repeat",
   "delayMs",
   "latencyMs",
   "reasoningField",
@@ -148,6 +149,12 @@ function checkResponseFields(step: Record<string, unknown>, path: string, issues
     (typeof step.chunkSize !== "number" || !Number.isInteger(step.chunkSize) || step.chunkSize < 1)
   ) {
     issues.push(`${path}.chunkSize: expected an integer ≥ 1 (got ${show(step.chunkSize)})`);
+  }
+  if (
+    step.repeat !== undefined &&
+    (typeof step.repeat !== "number" || !Number.isSafeInteger(step.repeat) || step.repeat < 1)
+  ) {
+    issues.push(`${path}.repeat: expected an integer ≥ 1 (got ${show(step.repeat)})`);
   }
   checkNonNegative(step.delayMs, `${path}.delayMs`, issues, false);
   checkOneOf(

@@ -214,6 +214,22 @@ describe.each(WIRES)("%s wire through pi-ai", (wire) => {
     expect(textOf(message)).toBe("Hello from");
   });
 
+  it("repeats a text as it streams; a client that goes away ends an endless one", async () => {
+    llm.enqueue(reply("ab ", { chunkSize: 3, repeat: 4 }));
+    const { events, message } = await pi.turn(wire);
+    expect(textOf(message)).toBe("ab ab ab ab ");
+    expect(events.filter((type) => type === "text_delta")).toHaveLength(4);
+
+    llm.enqueue(reply("tick ", { chunkSize: 5, repeat: Number.MAX_SAFE_INTEGER, delayMs: 1 }));
+    const controller = new AbortController();
+    const turn = pi.turn(wire, { signal: controller.signal });
+    await waitFor(() => llm.requests.length === 2);
+    setTimeout(() => controller.abort(), 50);
+    const endless = await turn;
+    expect(endless.message.stopReason).toBe("aborted");
+    expect(textOf(endless.message)).toMatch(/^(tick )+/);
+  });
+
   it("sends malformed SSE: pi reports a parse error", async () => {
     llm.enqueue({ type: "malformed", text: "Hello there", afterDeltas: 1 });
     const quiet = silenceConsoleError();

@@ -154,15 +154,13 @@ function writeAndFlush(res: http.ServerResponse, text: string): Promise<void> {
 }
 
 /** Frames up to (not including) the one after the `afterDeltas`-th content delta. */
-function framesUntilCut(frames: Frame[], afterDeltas: number): Frame[] {
-  const kept: Frame[] = [];
+function* framesUntilCut(frames: Iterable<Frame>, afterDeltas: number): Generator<Frame> {
   let deltas = 0;
   for (const frame of frames) {
-    if (frame.delta && deltas >= afterDeltas) break;
-    kept.push(frame);
+    if (frame.delta && deltas >= afterDeltas) return;
+    yield frame;
     if (frame.delta) deltas += 1;
   }
-  return kept;
 }
 
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {

@@ -55,6 +55,12 @@ export interface ResponseFields {
   usage?: UsageSpec;
   /** Characters per text/thinking/argument delta; default: text split at word starts, arguments in 3 parts. */
   chunkSize?: number;
+  /**
+   * Streams the text (every text block) this many times over, generated while it is sent: the server never
+   * holds more than one repetition, so a 50 MB reply is `reply("x".repeat(65_536), { repeat: 800 })` and an
+   * endless one a huge count with `delayMs`. Default 1. Streams only (a JSON body repeats the text in full).
+   */
+  repeat?: number;
   /** Pause between SSE frames (ms). Default 0. */
   delayMs?: number;
   /** Pause before the response headers are sent (ms). Default 0. */

@@ -4,7 +4,17 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { anthropicFrames } from "./anthropic-wire.ts";
 import { openAiFrames } from "./openai-wire.ts";
-import { chunkArguments, chunkText, resolveResponse } from "./wire.ts";
+import { chunkArguments, chunkText, repeatedText, resolveResponse, wholeText } from "./wire.ts";
+
+describe("repeatedText", () => {
+  it("yields the text's pieces once per repetition, lazily; usage counts every repetition", () => {
+    expect([...repeatedText("ab cd", undefined, 3)]).toEqual(["ab", " cd", "ab", " cd", "ab", " cd"]);
+    const endless = repeatedText("x", 1, Number.MAX_SAFE_INTEGER);
+    expect(endless.next().value).toBe("x");
+    expect(wholeText("ab", 3)).toBe("ababab");
+    expect(resolveResponse({ text: "abcd", repeat: 10 }, "openai").usage.output).toBe(10);
+  });
+});
 
 describe("chunkText", () => {
   it("splits at word starts, keeping the spaces", () => {
@@ -48,12 +58,14 @@ describe("frames", () => {
             toolCalls: [{ name: "tool", arguments: args }],
             ...(chunkSize ? { chunkSize } : {}),
           };
-          const openai = openAiFrames(resolveResponse(step, "openai"), {
-            id: "c",
-            model: "m",
-            created: 1,
-            includeUsage: true,
-          }).flatMap((frame) => (frame.data === "[DONE]" ? [] : [JSON.parse(frame.data)]));
+          const openai = [
+            ...openAiFrames(resolveResponse(step, "openai"), {
+              id: "c",
+              model: "m",
+              created: 1,
+              includeUsage: true,
+            }),
+          ].flatMap((frame) => (frame.data === "[DONE]" ? [] : [JSON.parse(frame.data)]));
           const deltas = openai.flatMap((chunk) =>
             chunk.choices.map((choice: { delta: unknown }) => choice.delta),
           );
@@ -62,13 +74,13 @@ describe("frames", () => {
           const argText = deltas.map((delta) => delta.tool_calls?.[0]?.function?.arguments ?? "").join("");
           expect(JSON.parse(argText)).toEqual(JSON.parse(JSON.stringify(args)));
 
-          const anthropic = anthropicFrames(resolveResponse(step, "anthropic"), { id: "m1", model: "m" }).map(
-            (frame) => {
-              const event = JSON.parse(frame.data);
-              expect(event.type).toBe(frame.event);
-              return event;
-            },
-          );
+          const anthropic = [
+            ...anthropicFrames(resolveResponse(step, "anthropic"), { id: "m1", model: "m" }),
+          ].map((frame) => {
+            const event = JSON.parse(frame.data);
+            expect(event.type).toBe(frame.event);
+            return event;
+          });
           const blockDeltas = anthropic
             .filter((event) => event.type === "content_block_delta")
             .map((event) => event.delta);
@@ -86,8 +98,8 @@ describe("frames", () => {
 
   it("omits the OpenAI usage chunk unless the request asked for it", () => {
     const response = resolveResponse({ text: "hi", usage: { input: 3, output: 1, cacheRead: 2 } }, "openai");
-    const withUsage = openAiFrames(response, { id: "c", model: "m", created: 1, includeUsage: true });
-    const without = openAiFrames(response, { id: "c", model: "m", created: 1, includeUsage: false });
+    const withUsage = [...openAiFrames(response, { id: "c", model: "m", created: 1, includeUsage: true })];
+    const without = [...openAiFrames(response, { id: "c", model: "m", created: 1, includeUsage: false })];
     expect(withUsage.length - without.length).toBe(1);
     expect(JSON.parse(withUsage.at(-2)?.data ?? "{}").usage).toMatchObject({
       prompt_tokens: 5,

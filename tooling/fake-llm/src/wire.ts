@@ -26,6 +26,8 @@ export interface ResolvedResponse {
   stopReason: string;
   usage: Required<UsageSpec>;
   chunkSize: number | undefined;
+  /** How many times each text block is streamed (`ResponseFields.repeat`). */
+  repeat: number;
   reasoningField: NonNullable<ResponseFields["reasoningField"]>;
 }
 
@@ -42,9 +44,10 @@ export function responseBlocks(fields: ResponseFields): ContentBlock[] {
 export function resolveResponse(fields: ResponseFields, provider: WireProvider): ResolvedResponse {
   let toolNumber = 0;
   let streamedChars = 0;
+  const repeat = fields.repeat ?? 1;
   const blocks = responseBlocks(fields).map((block): ResolvedBlock => {
     if (block.type !== "toolCall") {
-      streamedChars += block.type === "text" ? block.text.length : block.thinking.length;
+      streamedChars += block.type === "text" ? block.text.length * repeat : block.thinking.length;
       return block;
     }
     toolNumber += 1;
@@ -70,6 +73,7 @@ export function resolveResponse(fields: ResponseFields, provider: WireProvider):
       reasoning: fields.usage?.reasoning ?? 0,
     },
     chunkSize: fields.chunkSize,
+    repeat,
     reasoningField: fields.reasoningField ?? "reasoning_content",
   };
 }
@@ -84,6 +88,21 @@ export function chunkText(text: string, chunkSize: number | undefined): string[]
     return pieces;
   }
   return text.match(/\s*\S+|\s+$/g) ?? [text];
+}
+
+/** A text block's deltas, `repeat` times over, made as they are read (the whole text is never built). */
+export function* repeatedText(
+  text: string,
+  chunkSize: number | undefined,
+  repeat: number,
+): Generator<string> {
+  const pieces = chunkText(text, chunkSize);
+  for (let round = 0; round < repeat; round++) yield* pieces;
+}
+
+/** The text a JSON body carries for a text block (the repetitions in full). */
+export function wholeText(text: string, repeat: number): string {
+  return repeat === 1 ? text : text.repeat(repeat);
 }
 
 /** Tool-argument deltas: fixed-size pieces when `chunkSize` is set, else three roughly equal parts. */
