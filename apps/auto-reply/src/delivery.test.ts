@@ -109,6 +109,9 @@ describe("userFacingError", () => {
 
   it("says nothing for a success or an abort; a timeout status is a timeout whatever the reason", () => {
     expect(userFacingError({ status: "ok", result: {} as never })).toBeUndefined();
+    // a turn limit's line is the turn's own last payload
+    for (const reason of ["tool_call_limit", "model_call_limit", "stream_time_limit", "reply_size_limit"])
+      expect(userFacingError(failed(reason, "limit"))).toBeUndefined();
     expect(userFacingError({ status: "aborted", result: { reason: "aborted" } as never })).toBeUndefined();
     expect(userFacingError(failed("stalled", "x", "timeout"))).toContain("timed out");
   });

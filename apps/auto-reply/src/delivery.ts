@@ -12,7 +12,7 @@ import type {
   OutboundTarget,
   ReplyPayload,
 } from "@agent-kernel/channels-core";
-import type { TurnOutcome } from "@agent-kernel/kernel";
+import { TURN_LIMIT_REASONS, type TurnOutcome } from "@agent-kernel/kernel";
 
 /**
  * How an entry point delivers a turn, declared so it can be documented and tested (tooling/parity). Every
@@ -171,10 +171,13 @@ function shortDetail(message: string | undefined): string {
 
 /**
  * The one short message a user sees when the turn did not answer; undefined when nothing should be said (the
- * run succeeded, or it was aborted on purpose). Never a stack trace, never a raw provider JSON body.
+ * run succeeded, it was aborted on purpose, or a turn limit ended it: the turn's last payload is already its
+ * one line). Never a stack trace, never a raw provider JSON body.
  */
 export function userFacingError(outcome: Pick<TurnOutcome, "status" | "result">): string | undefined {
   if (outcome.status === "ok" || outcome.status === "aborted") return undefined;
+  if ((TURN_LIMIT_REASONS as readonly (string | undefined)[]).includes(outcome.result.reason))
+    return undefined;
   const reason = outcome.status === "timeout" ? "timeout" : (outcome.result.reason ?? "unclassified");
   for (const [reasons, message] of REASON_CLASSES) if (reasons.includes(reason)) return message;
   const detail = shortDetail(outcome.result.errorMessage);

@@ -41,6 +41,22 @@ export const AGENT_DEFAULTS = {
     tmpMb: 256,
   },
   compaction: { reserveTokensFloor: 20_000, timeoutSeconds: 180 },
+  // Turn limits (OpenClaw bounds a run only by its timeout and its run loop; these bound what one turn may
+  // cost so a model in a loop or an endless stream ends the turn, not the process).
+  /** Provider requests one turn may make, tool-loop continuations and retries included: OpenClaw's run-loop bound at its top (clamp(24 + 8·profiles, 32, 160)). */
+  maxModelCallsPerTurn: 160,
+  /** A model response that sends nothing for this long is cut as stalled (the stall watchdog). */
+  streamIdleSeconds: 120,
+  /** The longest one model response may stream, however steadily it sends. */
+  streamMaxSeconds: 1800,
+  /** Characters one model response may stream (text, thinking and tool-call arguments); past it the reply is cut. */
+  replyMaxChars: 200_000,
+} as const;
+
+/** `tools` defaults. */
+export const TOOLS_DEFAULTS = {
+  /** Tool calls one turn may make: twice the model-call bound, room for a few parallel calls per response. */
+  maxCallsPerTurn: 320,
 } as const;
 
 /** Used when neither the agent, the model catalog nor the session knows better. */

@@ -15,6 +15,7 @@ export {
   QUEUE_DEFAULTS,
   SESSION_DEFAULTS,
   STORE_DEFAULTS,
+  TOOLS_DEFAULTS,
   WEBCHAT_DEFAULTS,
 } from "./defaults.ts";
 export { type Environment, substituteEnv } from "./env.ts";

@@ -92,6 +92,22 @@ const compaction = z.strictObject({
   timeoutSeconds: positiveInt.default(D.compaction.timeoutSeconds),
 });
 
+/** What bounds one turn besides its timeout (turn-pipeline's turn-limits.ts enforces them). */
+const turnLimitFields = {
+  maxModelCallsPerTurn: positiveInt.describe(
+    "Provider requests one turn may make (tool-loop continuations and retries included); then the turn ends (model_call_limit).",
+  ),
+  streamIdleSeconds: positiveInt.describe(
+    "A model response that sends nothing for this long is cut as stalled and retried once.",
+  ),
+  streamMaxSeconds: positiveInt.describe(
+    "The longest one model response may stream, however steadily; then it is cut and the turn ends (stream_time_limit).",
+  ),
+  replyMaxChars: positiveInt.describe(
+    "Characters one model response may stream (text, thinking, tool-call arguments); past it the reply is cut with a note and the turn ends (reply_size_limit).",
+  ),
+};
+
 const optionalFields = <T extends Record<string, z.ZodType>>(fields: T) => z.strictObject(fields).partial();
 
 /** Settings an agent entry may override; shared by defaults (with defaults) and entries (without). */
@@ -127,6 +143,10 @@ export const agentDefaults = z.strictObject({
   sandbox: sandbox.prefault({}),
   subagents: subagents.prefault({}),
   compaction: compaction.prefault({}),
+  maxModelCallsPerTurn: turnLimitFields.maxModelCallsPerTurn.default(D.maxModelCallsPerTurn),
+  streamIdleSeconds: turnLimitFields.streamIdleSeconds.default(D.streamIdleSeconds),
+  streamMaxSeconds: turnLimitFields.streamMaxSeconds.default(D.streamMaxSeconds),
+  replyMaxChars: turnLimitFields.replyMaxChars.default(D.replyMaxChars),
 });
 
 export const agentEntry = z.strictObject({
@@ -145,6 +165,10 @@ export const agentEntry = z.strictObject({
   blockStreamingCoalesce: optionalFields(coalesceFields).optional(),
   sandbox: optionalFields(sandboxFields).optional(),
   subagents: optionalFields(subagentFields).optional(),
+  maxModelCallsPerTurn: turnLimitFields.maxModelCallsPerTurn.optional(),
+  streamIdleSeconds: turnLimitFields.streamIdleSeconds.optional(),
+  streamMaxSeconds: turnLimitFields.streamMaxSeconds.optional(),
+  replyMaxChars: turnLimitFields.replyMaxChars.optional(),
 });
 
 export const agentsConfig = z.strictObject({

@@ -3,6 +3,7 @@
 // variants. Does not own: what groups contain or how layers combine
 // (tool-policy does, and reports unknown group names with their config path).
 import { z } from "zod";
+import { TOOLS_DEFAULTS } from "./defaults.ts";
 import { nonEmptyString, positiveInt, toolPatternList } from "./schema-primitives.ts";
 
 export const TOOL_PROFILES = ["minimal", "coding", "messaging", "full"] as const;
@@ -54,6 +55,9 @@ export const agentToolsConfig = z.strictObject({
   sandbox: z.strictObject({ tools: toolListPolicy.optional() }).optional(),
   elevated: elevatedConfig.optional(),
   nonOwnerHostTools: nonOwnerHostTools.optional(),
+  maxCallsPerTurn: positiveInt
+    .optional()
+    .describe("This agent's tool calls per turn; unset = tools.maxCallsPerTurn."),
 });
 
 /** Top-level `tools`. */
@@ -74,7 +78,11 @@ export const toolsConfig = z.strictObject({
     .record(nonEmptyString, toolListPolicy)
     .optional()
     .describe('Per sender ("telegram:123") policy, the last pipeline layer.'),
-  maxCallsPerTurn: positiveInt.optional(),
+  maxCallsPerTurn: positiveInt
+    .default(TOOLS_DEFAULTS.maxCallsPerTurn)
+    .describe(
+      "Tool calls one turn may make; the call past it is refused and the turn ends (tool_call_limit).",
+    ),
   nonOwnerHostTools: nonOwnerHostTools.optional(),
   exec: execConfig.optional(),
 });

@@ -14,6 +14,8 @@ export {
   PRIVATE_FILE_MODE,
   tightenFile,
 } from "@agent-kernel/session-store";
+// The reasons a turn ends with when one of its limits ends it (its payloads already tell the user).
+export { TURN_LIMIT_REASONS, type TurnLimitReason } from "@agent-kernel/turn-pipeline";
 export {
   type DoctorReport,
   findSession,

@@ -1,13 +1,16 @@
 // The event bridge: pi's AgentSession events → the run's one `AgentEventPayload` stream (lifecycle,
 // assistant, tool, compaction, error) with run id and gap-free sequence numbers, and pi's assistant events →
-// the attempt's ReplyStream. Owns: the mapping, the sequence, telling the stall watchdog about provider
-// activity, and collecting the attempt's assistant messages (for usage and the outcome). Does not own
+// the attempt's ReplyStream. Owns: the mapping, the sequence, telling the turn's limits about provider activity
+// and every streamed piece (only what a response's budget keeps reaches the log and the reply; a cut
+// response's later events are dropped, its end rewritten by the limits), and collecting the attempt's assistant
+// messages (for usage and the outcome). Does not own the limits themselves (turn-limits.ts) or
 // persistence: pi calls listeners synchronously without awaiting them and before the entry is stored
 // (pi-sdk.md §4.2), so the transcript is written only by the session manager and run events only after the
 // turn, from the collected list.
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { AgentSession, AgentSessionEvent } from "@earendil-works/pi-coding-agent";
 import type { ReplyStream } from "../streaming/index.ts";
+import type { StreamLimits } from "./turn-limits.ts";
 import type { AgentEventPayload, AgentEventStream, TurnCallbacks } from "./types.ts";
 
 /** The run's event log: every event gets the next sequence number and reaches the subscriber at once. */
@@ -51,8 +54,8 @@ export interface BridgeTargets {
   readonly log: TurnEventLog;
   readonly reply: ReplyStream;
   readonly callbacks: TurnCallbacks | undefined;
-  /** Called on every provider event: the stall watchdog's heartbeat. `streaming` false = between calls. */
-  readonly onActivity: (streaming: boolean) => void;
+  /** The turn's stream watchdog and response budget (turn-limits.ts). */
+  readonly limits: StreamLimits;
 }
 
 function textOfResult(result: unknown): string {
@@ -70,29 +73,41 @@ export function assistantText(message: AssistantMessage): string {
     .trim();
 }
 
+const STREAMED_KIND = { text_delta: "text", thinking_delta: "thinking", toolcall_delta: "toolcall" } as const;
+
 /** Subscribes the bridge to a session; returns the observation and the unsubscribe function. */
 export function bridgeSession(
   session: AgentSession,
   targets: BridgeTargets,
 ): { observation: AttemptObservation; unsubscribe: () => void } {
   const observation: AttemptObservation = { assistantMessages: [], streamingText: "" };
-  const { log, reply, callbacks } = targets;
+  const { log, reply, callbacks, limits } = targets;
   const unsubscribe = session.subscribe((event: AgentSessionEvent) => {
     switch (event.type) {
       case "turn_start":
-        targets.onActivity(true);
+        limits.activity(true);
         return;
       case "message_start":
         if (event.message.role === "assistant") {
           observation.streamingText = "";
-          targets.onActivity(true);
+          limits.activity(true);
           reply.handle({ type: "start", partial: event.message as AssistantMessage });
           log.emit("assistant", { type: "message_start" });
         }
         return;
       case "message_update": {
-        targets.onActivity(true);
-        const update = event.assistantMessageEvent;
+        limits.activity(true);
+        if (limits.cutting) return;
+        let update = event.assistantMessageEvent;
+        if (
+          update.type === "text_delta" ||
+          update.type === "thinking_delta" ||
+          update.type === "toolcall_delta"
+        ) {
+          const kept = limits.keep(update.delta, STREAMED_KIND[update.type]);
+          if (kept.length === 0) return;
+          if (kept.length < update.delta.length) update = { ...update, delta: kept };
+        }
         reply.handle(update);
         if (update.type === "text_delta") {
           observation.streamingText += update.delta;
@@ -111,8 +126,15 @@ export function bridgeSession(
       case "message_end": {
         if (event.message.role !== "assistant") return;
         const message = event.message as AssistantMessage;
+        // A cut response ends as its kept text plus one line saying it was cut (rewritten before pi stores it).
+        const tail = limits.finishCutResponse(message);
+        if (tail !== undefined) {
+          observation.streamingText += tail;
+          reply.handle({ type: "text_delta", contentIndex: 0, delta: tail, partial: message });
+          log.emit("assistant", { type: "text_delta", delta: tail });
+        }
         observation.assistantMessages.push(message);
-        targets.onActivity(false);
+        limits.activity(false);
         // pi ends a message with message_end, not a message_update carrying the stream's done/error event.
         if (message.stopReason === "error" || message.stopReason === "aborted")
           reply.handle({ type: "error", reason: message.stopReason, error: message });
@@ -129,7 +151,7 @@ export function bridgeSession(
         return;
       }
       case "tool_execution_start":
-        targets.onActivity(false);
+        limits.activity(false);
         reply.toolStart();
         log.emit("tool", {
           phase: "start",

@@ -3,8 +3,9 @@
 // first-turn bootstrap record, tool wiring, one hermetic AgentSession per attempt (a warm session's first
 // attempt may continue on the one its last turn answered with), the recovery loop driven by
 // runtime-resolver's `planRecovery` (thinking fallback, overflow compaction ≤ 3, one transient retry,
-// persisted cooldowns, profile rotation, model fallback), the turn timeout, the caller's AbortSignal and the
-// stall watchdog. A plain async function over explicit inputs: the kernel wraps it with lanes and a run
+// persisted cooldowns, profile rotation, model fallback), the turn timeout, the caller's AbortSignal, and
+// ending the turn when one of its limits is hit (turn-limits.ts counts, watches the stream and cuts; the stall
+// watchdog is part of it). A plain async function over explicit inputs: the kernel wraps it with lanes and a run
 // registry. Does not own: deciding the model, profiles or policy (runtime-resolver, tool-policy), lanes,
 // or delivery (the entry point).
 //
@@ -54,6 +55,7 @@ import {
   loadBootstrapFiles,
   recordedBootstrap,
 } from "./system-prompt.ts";
+import { resolveTurnLimits, TurnLimits } from "./turn-limits.ts";
 import type { AttemptRecord, TurnContext, TurnRequest, TurnResult, TurnStatus, TurnUsage } from "./types.ts";
 import {
   type AgentSessionShape,
@@ -62,7 +64,6 @@ import {
   WarmAgentSessions,
 } from "./warm-agent-sessions.ts";
 
-export const DEFAULT_STALL_TIMEOUT_MS = 120_000;
 export const DEFAULT_TRANSIENT_RETRY_DELAY_MS = 2_500;
 /** OpenClaw's run-loop bound is 32..160 iterations; ours counts provider attempts. */
 const MAX_ATTEMPTS = 32;
@@ -188,30 +189,13 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   if (request.signal?.aborted) stopCause = "aborted";
   request.signal?.addEventListener("abort", onCallerAbort, { once: true });
   const turnTimer = request.timeoutMs > 0 ? setTimeout(() => stop("timeout"), request.timeoutMs) : undefined;
-  const stallMs = context.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
-  // The watchdog is a deadline, not a timer per event: every provider event only moves the deadline (a
-  // stream sends hundreds), and the one pending timer re-arms itself for what is left when it fires early.
-  let stallTimer: NodeJS.Timeout | undefined;
-  let stallDeadline: number | undefined;
-  const checkStall = () => {
-    stallTimer = undefined;
-    if (stallDeadline === undefined) return;
-    const remaining = stallDeadline - performance.now();
-    if (remaining > 0) {
-      stallTimer = setTimeout(checkStall, remaining);
-      return;
-    }
-    stallDeadline = undefined;
-    stop("stalled");
-  };
-  const onActivity = (streaming: boolean) => {
-    if (!streaming) {
-      stallDeadline = undefined;
-      return;
-    }
-    stallDeadline = performance.now() + stallMs;
-    stallTimer ??= setTimeout(checkStall, stallMs);
-  };
+  // A limit hit stops what pi is doing (the session is aborted) without a stop cause: the attempt then ends
+  // as the limit's, not as a failure to recover from.
+  const limits = new TurnLimits(resolveTurnLimits(config, context.agentId, context.stallTimeoutMs), {
+    onStall: () => stop("stalled"),
+    onBreach: () => void currentSession?.abort(),
+  });
+  const stallMs = limits.values.streamIdleMs;
 
   const messagingTexts: string[] = [];
   const attempts: AttemptRecord[] = [];
@@ -294,6 +278,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     for (let index = 0; index < MAX_ATTEMPTS; index++) {
       if (stopCause !== undefined && stopCause !== "stalled") break;
       stopCause = undefined;
+      if (!limits.mayStartAttempt()) break;
       const model = context.models.resolveModel(current.candidate);
       const keepRecentTokens = Math.max(256, Math.min(20_000, Math.floor(model.contextWindow / 4)));
       const profileId = current.order[profileIndex];
@@ -345,6 +330,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       // Whatever the model is about to be sent is stored first (see the header).
       const requestHook = warm?.requestHook ?? installRequestHook(session);
       requestHook.beforeRequest = () => {
+        limits.beforeRequest();
         try {
           activeBinding.flushWrites();
         } catch (error) {
@@ -352,6 +338,8 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
           throw storeFailure;
         }
       };
+      requestHook.beforeToolCall = () => limits.beforeToolCall();
+      requestHook.endAfterTurn = (toolResults) => limits.endAfterTurn(toolResults);
       const reply = new ReplyStream({
         // partial text is worked out only for a caller that shows it
         partials: callbacks?.onPartialReply !== undefined,
@@ -363,7 +351,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         ...(callbacks?.onBlockReply ? { onBlockReply: callbacks.onBlockReply } : {}),
         ...(callbacks?.onReasoningStream ? { onReasoningStream: callbacks.onReasoningStream } : {}),
       });
-      const { observation, unsubscribe } = bridgeSession(session, { log, reply, callbacks, onActivity });
+      const { observation, unsubscribe } = bridgeSession(session, { log, reply, callbacks, limits });
       const startedAt = now();
       log.emit("lifecycle", {
         phase: "attempt_start",
@@ -393,7 +381,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         thrown = error instanceof Error ? error.message : String(error);
       } finally {
         request.steering?.detach();
-        onActivity(false);
+        limits.activity(false);
         unsubscribe();
       }
       const attemptPayloads = reply.finish();
@@ -426,6 +414,26 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         startedAt,
         durationMs,
       };
+
+      // A limit hit ends the turn with its own reason (turn-limits.ts): what the attempt delivered is kept and
+      // the user's one line is the last payload (a cut reply already ends with it).
+      const breach = limits.breach;
+      if (breach !== undefined && stopCause !== "timeout" && stopCause !== "aborted") {
+        const ended = { outcome: "error", reason: breach.reason, action: "stop" } as const;
+        attempts.push({ ...base, ...ended, error: breach.message });
+        log.emit("lifecycle", { phase: "attempt_end", ...base, ...ended });
+        payloads.push(...attemptPayloads.filter((payload) => !payload.isError));
+        if (!breach.inReply) payloads.push({ text: breach.notice });
+        finalText =
+          last !== undefined && !lastFailed ? assistantText(last) : observation.streamingText.trim();
+        partial = true;
+        status = "error";
+        reason = breach.reason;
+        errorMessage = breach.message;
+        session.dispose();
+        currentSession = undefined;
+        break;
+      }
 
       if (failure === undefined) {
         attempts.push({ ...base, outcome: "ok" });
@@ -614,6 +622,12 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       errorMessage =
         stopCause === "timeout" ? `turn timed out after ${request.timeoutMs} ms` : "aborted by the caller";
     }
+    // Model calls spent by failed attempts: no attempt started, the turn ends as the limit's.
+    if (status !== "ok" && reason === undefined && limits.breach !== undefined) {
+      reason = limits.breach.reason;
+      errorMessage = limits.breach.message;
+      payloads.push({ text: limits.breach.notice });
+    }
     if (attempts.length >= MAX_ATTEMPTS && status !== "ok" && reason === undefined) {
       reason = "attempt_limit";
       errorMessage = `gave up after ${MAX_ATTEMPTS} attempts`;
@@ -636,7 +650,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   } finally {
     request.steering?.end();
     if (turnTimer) clearTimeout(turnTimer);
-    if (stallTimer) clearTimeout(stallTimer);
+    limits.dispose();
     request.signal?.removeEventListener("abort", onCallerAbort);
     if (settled && binding !== undefined) {
       // Kept before the binding goes back: a cache that drops the binding disposes what is kept beside it.

@@ -12,11 +12,7 @@ export {
   WorkspacePathError,
 } from "../tools/index.ts";
 export { TurnEventLog } from "./event-bridge.ts";
-export {
-  DEFAULT_STALL_TIMEOUT_MS,
-  DEFAULT_TRANSIENT_RETRY_DELAY_MS,
-  executeTurn,
-} from "./execute-turn.ts";
+export { DEFAULT_TRANSIENT_RETRY_DELAY_MS, executeTurn } from "./execute-turn.ts";
 export { createHermeticSession, type HermeticSessionInput, toPiThinkingLevel } from "./hermetic-session.ts";
 export { type AttemptCredential, ModelRuntimePool, type ModelRuntimePoolOptions } from "./model-runtimes.ts";
 export { type RunEventStorage, toStoredRunEvents } from "./run-event-storage.ts";
@@ -31,6 +27,16 @@ export {
   MINIMAL_BOOTSTRAP_FILE_NAMES,
   trimBootstrapContent,
 } from "./system-prompt.ts";
+export {
+  DEFAULT_STALL_TIMEOUT_MS,
+  type LimitBreach,
+  resolveTurnLimits,
+  TURN_LIMIT_REASONS,
+  TurnLimitError,
+  type TurnLimitReason,
+  TurnLimits,
+  type TurnLimitValues,
+} from "./turn-limits.ts";
 export type {
   AgentEventPayload,
   AgentEventStream,

@@ -86,7 +86,10 @@ export interface TurnContext {
   readonly reply?: Omit<ReplyStreamOptions, "messagingToolSentTexts" | "reasoningMode"> & {
     readonly reasoningMode?: ReasoningMode;
   };
-  /** A stream that sends nothing for this long is ended as stalled (ms). Default 120 000. */
+  /**
+   * A stream that sends nothing for this long is ended as stalled (ms). Default: the agent's
+   * `streamIdleSeconds` (120 s). The turn's other limits come from the config (turn-limits.ts).
+   */
   readonly stallTimeoutMs?: number;
   /** Waits before the transient-HTTP retry of the whole chain (ms). Default 2500 (OpenClaw). */
   readonly transientRetryDelayMs?: number;
@@ -149,7 +152,10 @@ export interface TurnUsage {
 export interface TurnResult {
   readonly runId: string;
   readonly status: TurnStatus;
-  /** The failover reason or `timeout` / `stalled` / `aborted` when not ok. */
+  /**
+   * The failover reason or `timeout` / `stalled` / `aborted` when not ok; a turn limit's reason
+   * (`tool_call_limit`, `model_call_limit`, `stream_time_limit`, `reply_size_limit`) when one ended it.
+   */
   readonly reason?: string;
   readonly errorMessage?: string;
   /** What to deliver: ReplyStream's final list. */

@@ -35,9 +35,14 @@ export interface AgentSessionShape {
   readonly keepRecentTokens: number;
 }
 
-/** What runs right before each model request of the session; the turn using the session sets it. */
+/** What runs at pi's loop points of the session (the turn using the session sets each). */
 export interface RequestHook {
+  /** Right before each model request; throwing refuses the request. */
   beforeRequest: () => void;
+  /** Before each tool call: a refusal (the tool does not run, the model gets it as the error result). */
+  beforeToolCall: () => string | undefined;
+  /** After each model response and its tool calls: true ends pi's loop there. */
+  endAfterTurn: (toolResults: number) => boolean;
 }
 
 export interface WarmAgentSession {
@@ -53,14 +58,33 @@ interface Kept extends WarmAgentSession {
 
 /**
  * Routes every model request of `session` through `hook.beforeRequest` first (pi's `streamFunction` is the
- * one call every request goes through). Returns the hook; set `beforeRequest` for each turn.
+ * one call every request goes through), every tool call through `hook.beforeToolCall` and the end of every
+ * model response's tool batch through `hook.endAfterTurn` (after pi's own hooks there). Returns the hook;
+ * set its functions for each turn.
  */
 export function installRequestHook(session: AgentSession): RequestHook {
-  const hook: RequestHook = { beforeRequest: () => {} };
-  const streamFunction = session.agent.streamFunction;
-  session.agent.streamFunction = (model, context, options) => {
+  const hook: RequestHook = {
+    beforeRequest: () => {},
+    beforeToolCall: () => undefined,
+    endAfterTurn: () => false,
+  };
+  const agent = session.agent;
+  const streamFunction = agent.streamFunction;
+  agent.streamFunction = (model, context, options) => {
     hook.beforeRequest();
     return streamFunction(model, context, options);
+  };
+  const beforeToolCall = agent.beforeToolCall;
+  agent.beforeToolCall = async (context, signal) => {
+    const refusal = hook.beforeToolCall();
+    if (refusal !== undefined) return { block: true, reason: refusal };
+    return beforeToolCall?.(context, signal);
+  };
+  const finishTurn = agent.finishTurn;
+  agent.finishTurn = async (turn, signal) => {
+    const decision = (await finishTurn?.(turn, signal)) ?? undefined;
+    if (hook.endAfterTurn(turn.toolResults.length)) return { action: "end" };
+    return decision;
   };
   return hook;
 }
