@@ -12,9 +12,10 @@ export {
   WorkspacePathError,
 } from "../tools/index.ts";
 export { TurnEventLog } from "./event-bridge.ts";
-export { DEFAULT_TRANSIENT_RETRY_DELAY_MS, executeTurn } from "./execute-turn.ts";
+export { executeTurn } from "./execute-turn.ts";
 export { createHermeticSession, type HermeticSessionInput, toPiThinkingLevel } from "./hermetic-session.ts";
 export { type AttemptCredential, ModelRuntimePool, type ModelRuntimePoolOptions } from "./model-runtimes.ts";
+export { DEFAULT_TRANSIENT_RETRY_DELAY_MS } from "./recovery.ts";
 export { type RunEventStorage, toStoredRunEvents } from "./run-event-storage.ts";
 export { SteerHandle } from "./steering.ts";
 export {

@@ -1,0 +1,199 @@
+// One attempt of a turn, up to what pi returned. Owns: resolving the attempt's model, credential and thinking
+// level (what the recovery loop says it runs with), recording them in the transcript, the AgentSession's shape
+// and its system prompt, taking the warm session for a first attempt when its shape matches or creating a
+// hermetic one, what runs before every model request (the limits, then the held transcript writes: whatever
+// the model is sent is stored first) and tool call, the attempt's ReplyStream and event bridge, sending the
+// user message once (`prompt`) and continuing from the stored context after that (`agent.continue()`), and
+// collecting the attempt's payloads, messages and usage. Does not own: what the attempt's end means for the
+// turn (attempt-outcome.ts), recovery (recovery.ts), or keeping and releasing warm sessions (execute-turn.ts).
+import {
+  clampThinkLevel,
+  secretOf,
+  supportedThinkLevels,
+  type ThinkLevel,
+} from "@agent-kernel/runtime-resolver";
+import type { Api, Model } from "@earendil-works/pi-ai";
+import type { AgentSession, SessionManager, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import type { PiSessionBinding } from "../session-manager/index.ts";
+import { type ReplyPayload, ReplyStream, subscribeReplyCallbacks } from "../streaming/index.ts";
+import type { ToolSandbox } from "../tools/index.ts";
+import { type AttemptObservation, bridgeSession } from "./event-bridge.ts";
+import { createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts";
+import type { Recovery } from "./recovery.ts";
+import { type BootstrapFile, buildKernelSystemPrompt } from "./system-prompt.ts";
+import { addUsage, type TurnScope } from "./turn-state.ts";
+import { sandboxPromptFacts } from "./turn-tools.ts";
+import { recordAttemptSettings } from "./turn-transcript.ts";
+import type { PromptMode } from "./types.ts";
+import {
+  type AgentSessionShape,
+  installRequestHook,
+  type RequestHook,
+  type WarmAgentSessions,
+} from "./warm-agent-sessions.ts";
+
+/** What the turn's attempts run on: the same for each of them. */
+export interface AttemptInputs {
+  readonly binding: PiSessionBinding;
+  readonly warmAgentSessions: WarmAgentSessions;
+  readonly mode: PromptMode;
+  readonly tools: readonly ToolDefinition[];
+  readonly toolSandbox: ToolSandbox;
+  readonly bootstrapFiles: readonly BootstrapFile[];
+}
+
+/** One attempt as pi left it. */
+export interface AttemptRun {
+  /** 0-based; the attempt records count from 1. */
+  readonly index: number;
+  readonly model: Model<Api>;
+  readonly profileId: string | undefined;
+  readonly level: ThinkLevel;
+  readonly session: AgentSession;
+  readonly shape: AgentSessionShape;
+  readonly requestHook: RequestHook;
+  readonly sessionManager: SessionManager;
+  readonly startedAt: number;
+  /** The attempt's ReplyStream's final list. */
+  readonly payloads: readonly ReplyPayload[];
+  readonly observation: AttemptObservation;
+  /** What `prompt` or `continue` threw, if anything. */
+  readonly thrown: string | undefined;
+}
+
+export class AttemptRunner {
+  readonly #turn: TurnScope;
+  readonly #inputs: AttemptInputs;
+  readonly #toolNames: string[];
+  /** Whether the user message was sent (by an attempt that started). */
+  #prompted = false;
+
+  constructor(turn: TurnScope, inputs: AttemptInputs) {
+    this.#turn = turn;
+    this.#inputs = inputs;
+    this.#toolNames = inputs.tools.map((tool) => tool.name);
+  }
+
+  /** Runs attempt `index` with what `recovery` says; the session is the stopper's until the outcome ends it. */
+  async run(index: number, recovery: Recovery): Promise<AttemptRun> {
+    const { context, request, log, now, limits, stopper, state } = this.#turn;
+    const { binding, mode, tools, toolSandbox, bootstrapFiles } = this.#inputs;
+    const callbacks = request.callbacks;
+    const sessionManager = binding.sessionManager;
+    const model = context.models.resolveModel(recovery.candidate);
+    const keepRecentTokens = Math.max(256, Math.min(20_000, Math.floor(model.contextWindow / 4)));
+    const profileId = recovery.profileId;
+    const profile = profileId === undefined ? undefined : recovery.profile(profileId);
+    const level = clampThinkLevel(recovery.thinking, supportedThinkLevels(model));
+    const modelRuntime = await context.models.runtimeFor(model, {
+      profileId,
+      secret: profile === undefined ? undefined : secretOf(profile),
+    });
+
+    const hasMessages = recordAttemptSettings(sessionManager, model, level);
+    const shape: AgentSessionShape = {
+      modelRuntime,
+      model,
+      thinkingLevel: toPiThinkingLevel(level),
+      tools,
+      systemPrompt: buildKernelSystemPrompt({
+        mode,
+        workspaceDir: toolSandbox.sandboxed ? toolSandbox.cwd : context.workspaceDir,
+        ...(toolSandbox.sandboxed ? { sandbox: sandboxPromptFacts(toolSandbox) } : {}),
+        toolNames: this.#toolNames,
+        agentId: context.agentId,
+        provider: model.provider,
+        model: model.id,
+        thinkingLevel: level,
+      }),
+      extraSystemPrompt: request.extraSystemPrompt,
+      bootstrapFiles,
+      keepRecentTokens,
+    };
+    const warm = index === 0 ? this.#inputs.warmAgentSessions.take(sessionManager, shape) : undefined;
+    const session =
+      warm?.session ??
+      (await createHermeticSession({
+        ...shape,
+        cwd: context.workspaceDir,
+        thinkingLevel: hasMessages ? undefined : shape.thinkingLevel,
+        sessionManager,
+      }));
+    stopper.session = session;
+    // Whatever the model is about to be sent is stored first (see execute-turn.ts's header).
+    const requestHook = warm?.requestHook ?? installRequestHook(session);
+    requestHook.beforeRequest = () => {
+      limits.beforeRequest();
+      try {
+        binding.flushWrites();
+      } catch (error) {
+        state.storeFailure ??= error instanceof Error ? error : new Error(String(error));
+        throw state.storeFailure;
+      }
+    };
+    requestHook.beforeToolCall = () => limits.beforeToolCall();
+    requestHook.endAfterTurn = (toolResults) => limits.endAfterTurn(toolResults);
+    const reply = new ReplyStream({
+      // partial text is worked out only for a caller that shows it
+      partials: callbacks?.onPartialReply !== undefined,
+      ...(context.reply ?? {}),
+      messagingToolSentTexts: () => state.messagingTexts,
+    });
+    const unsubscribeCallbacks = subscribeReplyCallbacks(reply, {
+      ...(callbacks?.onPartialReply ? { onPartialReply: callbacks.onPartialReply } : {}),
+      ...(callbacks?.onBlockReply ? { onBlockReply: callbacks.onBlockReply } : {}),
+      ...(callbacks?.onReasoningStream ? { onReasoningStream: callbacks.onReasoningStream } : {}),
+    });
+    const { observation, unsubscribe } = bridgeSession(session, { log, reply, callbacks, limits });
+    const startedAt = now();
+    log.emit("lifecycle", {
+      phase: "attempt_start",
+      attempt: index + 1,
+      provider: model.provider,
+      model: model.id,
+      thinkingLevel: level,
+      ...(profileId === undefined ? {} : { authProfileId: profileId }),
+    });
+
+    let thrown: string | undefined;
+    try {
+      if (stopper.cause !== undefined) {
+        // Aborted before this attempt could start: nothing is sent.
+      } else if (!this.#prompted) {
+        request.steering?.attach(session);
+        this.#prompted = true;
+        await session.prompt(request.prompt, {
+          expandPromptTemplates: false,
+          ...(request.images && request.images.length > 0 ? { images: [...request.images] } : {}),
+        });
+      } else {
+        request.steering?.attach(session);
+        await session.agent.continue();
+      }
+    } catch (error) {
+      thrown = error instanceof Error ? error.message : String(error);
+    } finally {
+      request.steering?.detach();
+      limits.activity(false);
+      unsubscribe();
+    }
+    const payloads = reply.finish();
+    unsubscribeCallbacks();
+    binding.flushWrites();
+    for (const message of observation.assistantMessages) state.usage = addUsage(state.usage, message);
+    return {
+      index,
+      model,
+      profileId,
+      level,
+      session,
+      shape,
+      requestHook,
+      sessionManager,
+      startedAt,
+      payloads,
+      observation,
+      thrown,
+    };
+  }
+}

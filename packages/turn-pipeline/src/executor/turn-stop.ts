@@ -1,0 +1,59 @@
+// How a turn is stopped from outside its attempts: the caller's AbortSignal, the turn timeout and the stall
+// watchdog (turn-limits.ts calls `stop("stalled")`). Owns: the stop cause (the first one wins; a stall gives
+// way to a timeout or an abort), aborting the attempt's pi session on every stop, the signal the waits before
+// a retry end on (not aborted by a stall), and the message a turn stopped by the caller or the timeout ends
+// with. Does not own: what a stopped attempt or turn records (attempt-outcome.ts), clearing a stall when the
+// next attempt starts (the loop in execute-turn.ts), the limits (turn-limits.ts) or disposing sessions.
+import type { AgentSession } from "@earendil-works/pi-coding-agent";
+
+export type StopCause = "timeout" | "aborted" | "stalled";
+
+export class TurnStopper {
+  /** Why the turn is being stopped; the loop clears a stall when its next attempt starts. */
+  cause: StopCause | undefined;
+  /** The session of the attempt in progress: every stop aborts it. */
+  session: AgentSession | undefined;
+  readonly #abort = new AbortController();
+  readonly #callerSignal: AbortSignal | undefined;
+  readonly #onCallerAbort = () => this.stop("aborted");
+  readonly #timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Listens to the caller's signal and starts the turn timeout (`timeoutMs` 0: none). */
+  constructor(callerSignal: AbortSignal | undefined, timeoutMs: number) {
+    this.#callerSignal = callerSignal;
+    if (callerSignal?.aborted) this.cause = "aborted";
+    callerSignal?.addEventListener("abort", this.#onCallerAbort, { once: true });
+    this.#timer = timeoutMs > 0 ? setTimeout(() => this.stop("timeout"), timeoutMs) : undefined;
+  }
+
+  stop(cause: StopCause): void {
+    if (this.cause === undefined || (this.cause === "stalled" && cause !== "stalled")) this.cause = cause;
+    if (cause !== "stalled") this.#abort.abort(cause);
+    void this.session?.abort();
+  }
+
+  /** Aborts what pi is doing without a stop cause (a limit hit: the attempt ends as the limit's). */
+  abortSession(): void {
+    void this.session?.abort();
+  }
+
+  /** Aborted by the caller or the timeout, never by a stall: ends a wait before a retry. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** Clears the turn timeout. */
+  clearTimer(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+  }
+
+  /** Stops listening to the caller's signal. */
+  release(): void {
+    this.#callerSignal?.removeEventListener("abort", this.#onCallerAbort);
+  }
+}
+
+/** What a turn stopped by the timeout or the caller reports. */
+export function stopMessage(cause: "timeout" | "aborted", timeoutMs: number): string {
+  return cause === "timeout" ? `turn timed out after ${timeoutMs} ms` : "aborted by the caller";
+}

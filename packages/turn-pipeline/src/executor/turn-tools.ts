@@ -1,0 +1,68 @@
+// A turn's tools: the sandbox preflight (a sandboxed session whose engine cannot start throws
+// `SandboxUnavailableError` before anything is stored or sent: its tools never run on the host instead), the
+// process's cache of default tools and the turn's list from it, and what the run's events and the system
+// prompt say of the sandbox. Does not own: the tools, the sandbox's view or engines (tools/,
+// @agent-kernel/sandbox), or the tool policy (tool-policy).
+import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { DefaultToolCache, prepareToolSandbox, type ToolSandbox } from "../tools/index.ts";
+import type { TurnEventLog } from "./event-bridge.ts";
+import type { TurnContext } from "./types.ts";
+
+/** The default tools of every (store, workspace, agent, exec limits, policy), built and wrapped once. */
+const defaultTools = new DefaultToolCache();
+
+/** Where the turn's tools run; a sandboxed turn's decision goes into its events. */
+export async function prepareTurnSandbox(context: TurnContext, log: TurnEventLog): Promise<ToolSandbox> {
+  const toolSandbox = await prepareToolSandbox({
+    config: context.config,
+    sandbox: context.runtime.sandbox,
+    engines: context.sandboxEngines,
+  });
+  if (toolSandbox.sandboxed) log.emit("lifecycle", { phase: "sandbox", ...sandboxDecision(toolSandbox) });
+  return toolSandbox;
+}
+
+/** The turn's tools under its policy; what the `message` tool sends is added to `messagingTexts`. */
+export function turnTools(
+  context: TurnContext,
+  toolSandbox: ToolSandbox,
+  messagingTexts: string[],
+): ToolDefinition[] {
+  return defaultTools.toolsFor(
+    {
+      workspaceDir: context.workspaceDir,
+      agentId: context.agentId,
+      store: context.store,
+      messageSink: context.deliverySink,
+      onMessageSent: (text) => messagingTexts.push(text),
+      execTimeoutSeconds: context.exec?.timeoutSeconds,
+      execMaxOutputBytes: context.exec?.maxOutputBytes,
+      sandbox: toolSandbox,
+    },
+    context.toolPolicy,
+  );
+}
+
+/** What the run record says of a sandboxed turn's tools: engine, mounts, network, limits. */
+function sandboxDecision(sandbox: ToolSandbox): Record<string, unknown> {
+  const status = sandbox.status?.available ? sandbox.status : undefined;
+  return {
+    engine: sandbox.engine.name,
+    ...(status
+      ? { version: status.version, processLimit: status.processLimit, memoryLimit: status.memoryLimit }
+      : {}),
+    ...(status && status.warnings.length > 0 ? { warnings: status.warnings } : {}),
+    cwd: sandbox.cwd,
+    mounts: sandbox.mounts.map((mount) => ({ ...mount })),
+    network: sandbox.network,
+    limits: { ...sandbox.limits },
+  };
+}
+
+/** What the model is told of its sandbox. */
+export function sandboxPromptFacts(sandbox: ToolSandbox): { mounts: string[]; network: boolean } {
+  return {
+    mounts: sandbox.mounts.map((mount) => `${mount.path} (${mount.writable ? "read-write" : "read-only"})`),
+    network: sandbox.network,
+  };
+}

@@ -1,0 +1,106 @@
+// The executor's own reads and writes of the pi transcript, beside what pi appends: the first turn's bootstrap
+// record (or its replay), the model and thinking entries an attempt runs with, hiding a failed attempt's
+// assistant message from the next request's context, storing what a failed turn's binding holds, and the
+// transcript's flush. Does not own: the binding and its deferred writes (session-manager/), or when entries
+// are committed (execute-turn.ts's header says when they become durable).
+import type { resolveAgentConfig } from "@agent-kernel/config";
+import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai";
+import type { SessionManager } from "@earendil-works/pi-coding-agent";
+import type { PiSessionBinding } from "../session-manager/index.ts";
+import { toPiThinkingLevel } from "./hermetic-session.ts";
+import {
+  BOOTSTRAP_ENTRY_TYPE,
+  type BootstrapFile,
+  loadBootstrapFiles,
+  recordedBootstrap,
+} from "./system-prompt.ts";
+import type { TurnContext } from "./types.ts";
+
+/** The latest model and thinking level the transcript records on the active branch. */
+function recordedSettings(sessionManager: SessionManager): {
+  model?: { provider: string; modelId: string };
+  thinkingLevel?: string;
+  hasMessages: boolean;
+  hasUserMessage: boolean;
+} {
+  const out: ReturnType<typeof recordedSettings> = { hasMessages: false, hasUserMessage: false };
+  for (const entry of sessionManager.getBranch()) {
+    if (entry.type === "model_change") out.model = { provider: entry.provider, modelId: entry.modelId };
+    else if (entry.type === "thinking_level_change") out.thinkingLevel = entry.thinkingLevel;
+    else if (entry.type === "message") {
+      out.hasMessages = true;
+      if (entry.message.role === "user") out.hasUserMessage = true;
+    }
+  }
+  return out;
+}
+
+/**
+ * Makes the transcript say which model and level this attempt runs with (pi records them itself only for a
+ * session with no messages), so a restored session resumes with what actually ran. Returns whether the
+ * transcript holds messages (pi is then given no thinking level of its own to record).
+ */
+export function recordAttemptSettings(
+  sessionManager: SessionManager,
+  model: Model<Api>,
+  level: string,
+): boolean {
+  const recorded = recordedSettings(sessionManager);
+  if (recorded.hasMessages) {
+    if (recorded.model?.provider !== model.provider || recorded.model.modelId !== model.id)
+      sessionManager.appendModelChange(model.provider, model.id);
+    if (recorded.thinkingLevel !== toPiThinkingLevel(level))
+      sessionManager.appendThinkingLevelChange(toPiThinkingLevel(level));
+  }
+  return recorded.hasMessages;
+}
+
+/** Hides the attempt's failed assistant message from the next request's context (kept in the transcript). */
+export function omitFailedAssistant(sessionManager: SessionManager): void {
+  const leaf = sessionManager.getLeafEntry();
+  if (leaf?.type !== "message" || leaf.message.role !== "assistant") return;
+  const stop = (leaf.message as AssistantMessage).stopReason;
+  if (stop === "error" || stop === "aborted") sessionManager.appendContextEdit(leaf.id, null);
+}
+
+/** First turn: read the files and record them; later turns: replay the record (no disk read). */
+export async function resolveBootstrap(
+  context: TurnContext,
+  sessionManager: SessionManager,
+  mode: "full" | "minimal",
+  agentConfig: ReturnType<typeof resolveAgentConfig>,
+): Promise<readonly BootstrapFile[]> {
+  const branch = sessionManager.getBranch();
+  const recorded = recordedBootstrap(branch as never);
+  if (recorded !== undefined) return recorded;
+  const firstTurn = !branch.some((entry) => entry.type === "message" && entry.message.role === "user");
+  if (!firstTurn || agentConfig?.skipBootstrap) return [];
+  const files = await loadBootstrapFiles(context.workspaceDir, {
+    maxChars: agentConfig?.bootstrapMaxChars ?? 20_000,
+    mode,
+  });
+  sessionManager.appendCustomEntry(BOOTSTRAP_ENTRY_TYPE, { files });
+  return files;
+}
+
+/**
+ * A turn that ended in an internal error still stores what pi appended, as the write-through mirror would
+ * have; if the store refuses, the binding is out of sync and the next turn reopens the session from the store.
+ */
+export function storeWhatIsHeld(binding: PiSessionBinding): void {
+  try {
+    binding.writeThrough();
+  } catch {
+    // The turn already ends in an error; the transcript keeps what was stored before.
+  }
+}
+
+/** The transcript's own flush where it has one (PostgreSQL), so another session's failure never fails this turn. */
+export function flushTranscript(
+  store: TurnContext["store"],
+  transcript: PiSessionBinding["transcript"],
+): Promise<void> {
+  return "flush" in transcript && typeof transcript.flush === "function"
+    ? (transcript.flush as () => Promise<void>).call(transcript)
+    : store.flush();
+}
