@@ -1,0 +1,89 @@
+// What a run records as the decisions made for it (its event 0): the runtime record (JSON-safe, secret-free),
+// the tool-policy lines, the defaults and the queue wait — plus the tool policy of the turn (re-resolved only
+// when `ownerNumbers` changes who counts as the owner). Does not own: storing the decisions (the executor's
+// finishing transaction through executor-store.ts, else the kernel or run-outcome.ts), nor resolving the
+// runtime or the preparation's policy (prepare.ts).
+import { formatToolDecision, resolveToolPolicy } from "@agent-kernel/tool-policy";
+import type { PreparedSession, RunDecisions, TurnInput } from "./types.ts";
+
+/** The runtime decisions as stored: JSON-safe, secret-free (profiles carry only `hasSecret`). */
+function runtimeRecord(prepared: PreparedSession): Record<string, unknown> {
+  const runtime = prepared.runtimeContext;
+  const model = runtime.piModel.value;
+  return {
+    agentId: runtime.agentId,
+    sessionKey: runtime.sessionKey,
+    sessionId: runtime.sessionId,
+    workspaceDir: runtime.workspaceDir,
+    agentDir: runtime.agentDir,
+    model: runtime.model,
+    piModel: {
+      source: runtime.piModel.source,
+      provider: model.provider,
+      id: model.id,
+      api: model.api,
+      contextWindow: model.contextWindow,
+    },
+    candidates: runtime.candidates,
+    authProfile: runtime.authProfile,
+    thinking: runtime.thinking,
+    contextTokens: runtime.contextTokens,
+    timeoutMs: runtime.timeoutMs,
+    queue: runtime.queue,
+    sandbox: runtime.sandbox,
+    notes: runtime.notes,
+  };
+}
+
+/** One per kernel: the decisions of its runs, with what every turn of a preparation records alike made once. */
+export class RunDecisionMaker {
+  /** Per preparation: what every one of its turns records alike (the runtime record, the tool lines). */
+  readonly #recorded = new WeakMap<
+    PreparedSession,
+    { runtime: Record<string, unknown>; toolLines: readonly string[] }
+  >();
+
+  /** What every turn of `prepared` records alike, made once per preparation (it is immutable). */
+  #recordedFor(prepared: PreparedSession) {
+    let recorded = this.#recorded.get(prepared);
+    if (recorded === undefined) {
+      recorded = {
+        runtime: runtimeRecord(prepared),
+        toolLines: prepared.toolDecisions.map(formatToolDecision),
+      };
+      this.#recorded.set(prepared, recorded);
+    }
+    return recorded;
+  }
+
+  decisions(prepared: PreparedSession, queuedMs: number, toolLines: readonly string[]): RunDecisions {
+    return {
+      phase: "prepared",
+      entryPoint: prepared.defaults.entryPoint,
+      queuedMs: Math.round(queuedMs * 1000) / 1000,
+      runtime: this.#recordedFor(prepared).runtime,
+      toolPolicy: toolLines,
+      defaults: prepared.defaults,
+    };
+  }
+
+  /** The policy for this turn: re-resolved only when `ownerNumbers` changes who counts as the owner. */
+  policyFor(prepared: PreparedSession, turn: TurnInput) {
+    const sender = prepared.session.messageContext?.senderId;
+    if (turn.ownerNumbers === undefined || sender === undefined) {
+      return { policy: prepared.toolPolicy, lines: this.#recordedFor(prepared).toolLines };
+    }
+    const isOwner = turn.ownerNumbers.includes(sender);
+    if (prepared.toolPolicyContext.senderIsOwner === isOwner) {
+      return { policy: prepared.toolPolicy, lines: this.#recordedFor(prepared).toolLines };
+    }
+    const policy = resolveToolPolicy(prepared.config, {
+      ...prepared.toolPolicyContext,
+      senderIsOwner: isOwner,
+    });
+    return {
+      policy,
+      lines: policy.explain(prepared.toolDecisions.map((decision) => decision.tool)).map(formatToolDecision),
+    };
+  }
+}
