@@ -8,8 +8,6 @@
 // mounts. Does not own: the policy itself (tool-policy), delivery (the sink's owner), path confinement rules
 // (path-view.ts) or containment (the sandbox engines).
 
-import type { KernelConfig } from "@agent-kernel/config";
-import { createHostEngine, type SandboxEngine, sandboxLimits } from "@agent-kernel/sandbox";
 import type { SessionStore, TranscriptEntry } from "@agent-kernel/session-store";
 import { enforceToolPolicyOnAll, type ToolPolicy } from "@agent-kernel/tool-policy";
 import { Type } from "@earendil-works/pi-ai";
@@ -28,9 +26,9 @@ import {
   sandboxReadSource,
   sandboxWriteOperations,
 } from "./file-operations.ts";
-import { hostPathView, type PathView, resolveInView } from "./path-view.ts";
+import { type PathView, resolveInView } from "./path-view.ts";
 import { createBoundedReadTool } from "./read-tool.ts";
-import { execEnvironment, type ToolSandbox } from "./tool-sandbox.ts";
+import { hostToolSandbox, type ToolSandbox } from "./tool-sandbox.ts";
 
 /** Where the `message` tool sends (the executor's DeliverySink has this shape). */
 export interface MessageSink {
@@ -60,23 +58,6 @@ export interface DefaultToolsOptions {
 export const DEFAULT_EXEC_TIMEOUT_SECONDS = 120;
 export const DEFAULT_EXEC_MAX_OUTPUT_BYTES = 16 * 1024;
 const DEFAULT_HISTORY_LIMIT = 20;
-
-/** Bounds of unsandboxed commands: the exec tool's own timeout applies; output as inside a sandbox. */
-const HOST_LIMITS = sandboxLimits({
-  timeoutSeconds: DEFAULT_EXEC_TIMEOUT_SECONDS,
-  maxOutputBytes: 1024 * 1024,
-  memoryMb: 1024,
-  maxProcesses: 256,
-  maxFileMb: 512,
-  tmpMb: 256,
-});
-/** A config with nothing in it: the default environment allowlist and no known secrets. */
-const EMPTY_CONFIG = { tools: {} } as unknown as KernelConfig;
-let sharedHostEngine: SandboxEngine | undefined;
-const hostEngine = (): SandboxEngine => {
-  sharedHostEngine ??= createHostEngine();
-  return sharedHostEngine;
-};
 
 /** Distinct engines and environments get distinct numbers, so a cache key can name them. */
 const identities = new WeakMap<object, number>();
@@ -168,20 +149,6 @@ function fileToolInView(kind: FileToolKind, sandbox: ToolSandbox, view: PathView
         throw new Error(replaceAll(error.message, hostPath, viewPath));
       }
     },
-  };
-}
-
-/** Unsandboxed, when the caller gave no sandbox: the host engine over the workspace. */
-function hostSandbox(workspaceDir: string): ToolSandbox {
-  const view = hostPathView(workspaceDir);
-  return {
-    sandboxed: false,
-    engine: hostEngine(),
-    cwd: view.cwd,
-    mounts: view.mounts,
-    network: true,
-    limits: HOST_LIMITS,
-    env: execEnvironment(EMPTY_CONFIG),
   };
 }
 
@@ -289,7 +256,7 @@ function sessionsHistoryTool(store: SessionStore, agentId: string): AnyToolDefin
 
 /** The default tools that depend on nothing of a turn (everything but `message`), before policy. */
 function buildSharedTools(options: DefaultToolsOptions): AnyToolDefinition[] {
-  const sandbox = options.sandbox ?? hostSandbox(options.workspaceDir);
+  const sandbox = options.sandbox ?? hostToolSandbox(options.workspaceDir);
   const view: PathView = { cwd: sandbox.cwd, mounts: sandbox.mounts };
   return [
     asDefinition(

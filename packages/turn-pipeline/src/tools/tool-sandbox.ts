@@ -4,7 +4,8 @@
 // before any model call when its engine cannot start (never falling back to the host). Also creates the
 // scope's sandbox workspace. Does not own: the engines (@agent-kernel/sandbox) or deciding whether a
 // session is sandboxed (runtime-resolver).
-import type { KernelConfig } from "@agent-kernel/config";
+import { resolve } from "node:path";
+import { AGENT_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
 import type { SandboxContext } from "@agent-kernel/runtime-resolver";
 import {
   collectSecretValues,
@@ -17,6 +18,7 @@ import {
   type SandboxLimits,
   type SandboxMount,
   SandboxUnavailableError,
+  sandboxLimits,
   scrubEnvironment,
 } from "@agent-kernel/sandbox";
 
@@ -43,6 +45,35 @@ export interface SandboxEngines {
 
 let defaultBwrap: SandboxEngine | undefined;
 let defaultHost: SandboxEngine | undefined;
+
+/** The process's one host engine (unsandboxed commands), unless a caller supplies its own. */
+export function sharedHostEngine(): SandboxEngine {
+  defaultHost ??= createHostEngine();
+  return defaultHost;
+}
+
+/**
+ * An unsandboxed session's tools' sandbox with no session behind it (tools built outside a turn): the
+ * workspace as itself, the config's default limits, the default environment allowlist.
+ */
+export function hostToolSandbox(workspaceDir: string): ToolSandbox {
+  const root = resolve(workspaceDir);
+  return {
+    sandboxed: false,
+    engine: sharedHostEngine(),
+    cwd: root,
+    mounts: [{ path: root, hostPath: root, writable: true }],
+    network: true,
+    limits: sandboxLimits(AGENT_DEFAULTS.sandbox),
+    env: defaultEnvironment(),
+  };
+}
+
+let defaultEnv: Readonly<Record<string, string>> | undefined;
+const defaultEnvironment = (): Readonly<Record<string, string>> => {
+  defaultEnv ??= Object.freeze(scrubEnvironment(process.env));
+  return defaultEnv;
+};
 
 const envByConfig = new WeakMap<object, Map<string, Readonly<Record<string, string>>>>();
 
@@ -86,10 +117,9 @@ export async function prepareToolSandbox(params: {
   const { sandbox } = params;
   const env = execEnvironment(params.config);
   if (!sandbox.sandboxed) {
-    defaultHost ??= createHostEngine();
     return {
       sandboxed: false,
-      engine: params.engines?.host ?? defaultHost,
+      engine: params.engines?.host ?? sharedHostEngine(),
       cwd: sandbox.cwd,
       mounts: sandbox.mounts,
       network: true,
