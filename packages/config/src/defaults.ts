@@ -82,6 +82,8 @@ export const CHANNEL_DEFAULTS = {
   dmPolicy: "pairing",
   groupPolicy: "allowlist",
   textChunkLimit: 4000,
+  /** Not in OpenClaw (it sends every chunk): a deliberate bound, docs/parity.md. */
+  maxMessagesPerReply: 10,
 } as const;
 
 export const WEBCHAT_DEFAULTS = { host: "127.0.0.1", port: 18_790 } as const;

@@ -110,3 +110,28 @@ describe("the web chat's access defaults", () => {
     );
   });
 });
+
+describe("channels.<id>.maxMessagesPerReply", () => {
+  it("defaults to 10 on every channel, shipped or not, and keeps a written value", () => {
+    const config = parse({
+      channels: { telegram: {}, slack: { maxMessagesPerReply: 3 }, webchat: {}, mychat: {} },
+    });
+    expect(config.channels.telegram?.maxMessagesPerReply).toBe(10);
+    expect(config.channels.slack?.maxMessagesPerReply).toBe(3);
+    expect(config.channels.webchat?.maxMessagesPerReply).toBe(10);
+    expect(config.channels.mychat?.maxMessagesPerReply).toBe(10);
+  });
+
+  it("names the key and the accepted range for a zero, a fraction, a string or more than 100", () => {
+    for (const [bad, found] of [
+      [0, "0"],
+      [2.5, "2.5"],
+      ["10", '"10"'],
+      [101, "101"],
+    ] as const) {
+      expect(problems({ channels: { telegram: { maxMessagesPerReply: bad } } }), found).toEqual([
+        `channels.telegram.maxMessagesPerReply: expected a whole number of messages from 1 to 100, found ${found}`,
+      ]);
+    }
+  });
+});

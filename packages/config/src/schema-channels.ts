@@ -47,6 +47,15 @@ const commonChannelFields = {
     .describe('Per group id, or "*" for every group.'),
   textChunkLimit: positiveInt.default(CHANNEL_DEFAULTS.textChunkLimit),
   chunkMode: z.enum(["length", "newline"]).optional(),
+  maxMessagesPerReply: z
+    .number({ error: "expected a whole number of messages from 1 to 100" })
+    .int({ error: "expected a whole number of messages from 1 to 100" })
+    .min(1, { error: "expected a whole number of messages from 1 to 100" })
+    .max(100, { error: "expected a whole number of messages from 1 to 100" })
+    .default(CHANNEL_DEFAULTS.maxMessagesPerReply)
+    .describe(
+      "Messages one reply may become when split at textChunkLimit; past it the whole reply goes as a file (reply.md) where the channel can upload, else the last message says how much was left out.",
+    ),
   historyLimit: nonNegativeInt.optional(),
   dmHistoryLimit: nonNegativeInt.optional(),
   dms: z.record(nonEmptyString, z.strictObject({ historyLimit: nonNegativeInt.optional() })).optional(),
