@@ -2,6 +2,7 @@
 // gateway (apps/auto-reply) relies on. Owns the shapes only: inbound messages, outbound payloads, send results,
 // capabilities and the adapter lifecycle. Does not own access control, routing, chunking or formatting (the
 // other channels-core modules) nor any transport (the adapters).
+import type { ReplyLimitReport } from "./reply-limit.ts";
 
 /** `direct`: a one-to-one chat; `group`: a group chat; `channel`: a broadcast/public channel (Slack channel, Telegram channel). */
 export type ChatType = "direct" | "group" | "channel";
@@ -102,6 +103,11 @@ export interface OutboundMessage {
   readonly media?: readonly MediaItem[];
   /** A block of a streamed reply (not the final one): adapters may send it silently or edit a draft. */
   readonly isBlock?: boolean;
+  /**
+   * How many messages this send may become (a caller's remaining budget for the reply); absent: the channel's
+   * `maxMessagesPerReply`. Past it the adapter follows reply-limit.ts (`planReplyMessages`).
+   */
+  readonly maxMessages?: number;
 }
 
 /** One message the channel accepted (a long text becomes several). */
@@ -113,6 +119,8 @@ export interface SentMessage {
 
 export interface SendResult {
   readonly messages: readonly SentMessage[];
+  /** Set when the text would have become more messages than allowed (reply-limit.ts): what was done instead. */
+  readonly limited?: ReplyLimitReport;
 }
 
 export interface ChannelCapabilities {
@@ -121,6 +129,11 @@ export interface ChannelCapabilities {
   readonly typing: boolean;
   readonly media: boolean;
   readonly reactions: boolean;
+  /**
+   * The adapter can upload bytes as a file (Telegram sendDocument, Slack's upload flow): a reply too long for
+   * its messages is then attached whole as `reply.md`. Absent: false.
+   */
+  readonly fileUploads?: boolean;
   /** The channel's hard text limit per message (Telegram 4096, Slack 40000 → 4000 by default). */
   readonly maxTextLength: number;
   /** The Markdown dialect the adapter formats into. */

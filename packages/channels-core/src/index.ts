@@ -1,5 +1,5 @@
 // @agent-kernel/channels-core: the channel contract and what every channel shares — inbound normalisation,
-// access control, routing, text limits, formatting and retry. Adapters live in channels-* packages.
+// access control, routing, text limits, messages per reply, formatting and retry. Adapters live in channels-* packages.
 
 export {
   type AccessDecision,
@@ -82,6 +82,18 @@ export {
   type PairingRequest,
   PairingStore,
 } from "./pairing.ts";
+export {
+  attachedReplyLine,
+  DEFAULT_MAX_MESSAGES_PER_REPLY,
+  planReplyMessages,
+  REPLY_FILE_NAME,
+  type ReplyLimitReport,
+  type ReplyMessagePlan,
+  type ReplyPlanInput,
+  resolveMaxMessagesPerReply,
+  textMessageBudget,
+  truncatedReplyNotice,
+} from "./reply-limit.ts";
 export {
   abortableSleep,
   CHANNEL_RETRY_DEFAULTS,
