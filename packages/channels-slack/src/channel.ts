@@ -3,7 +3,8 @@
 // each user message to the gateway before acknowledging it; or in Socket Mode over socket-mode.ts, with the
 // same dedupe and accept-then-acknowledge rule; the dedupe survives a restart when given the session store's
 // channel state (handled-log.ts). Outbound over the Web API (mrkdwn, chunking, threads, uploads, edits, rate
-// limits). Owns the adapter lifecycle. Does not own the wire client (web-api.ts), the event mapping
+// limits, at most `maxMessagesPerReply` messages per send with the rest uploaded as reply.md — channels-core's
+// `planReplyMessages` decides). Owns the adapter lifecycle. Does not own the wire client (web-api.ts), the event mapping
 // (normalize.ts), the dialect (mrkdwn.ts), nor access control and routing (channels-core).
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -19,8 +20,11 @@ import {
   type MediaItem,
   type OutboundMessage,
   type OutboundTarget,
+  planReplyMessages,
+  resolveMaxMessagesPerReply,
   type SendResult,
   type SentMessage,
+  textMessageBudget,
 } from "@agent-kernel/channels-core";
 import { CHANNEL_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
 import { ExpiringSet } from "./expiring-set.ts";
@@ -61,6 +65,11 @@ export interface SlackChannelOptions {
   readonly textChunkLimit?: number;
   /** `length` (default): break at the last newline or space before the limit; `newline`: prefer paragraphs. */
   readonly chunkMode?: ChunkMode;
+  /**
+   * Messages one reply may become (`channels.slack.maxMessagesPerReply`, default 10); past it the whole reply
+   * is uploaded as `reply.md` after the first limit - 1 messages (channels-core `planReplyMessages`).
+   */
+  readonly maxMessagesPerReply?: number;
   /** Accept messages posted by other bots (default false). */
   readonly allowBots?: boolean;
   /** Rate-limit retries per Web API call (default 2). */
@@ -94,7 +103,14 @@ export function slackOptionsFromConfig(
   config: SlackChannelConfig,
   extra: Omit<
     SlackChannelOptions,
-    "mode" | "botToken" | "signingSecret" | "appToken" | "apiBaseUrl" | "textChunkLimit" | "chunkMode"
+    | "mode"
+    | "botToken"
+    | "signingSecret"
+    | "appToken"
+    | "apiBaseUrl"
+    | "textChunkLimit"
+    | "chunkMode"
+    | "maxMessagesPerReply"
   > = {},
 ): SlackChannelOptions {
   if (!config.botToken) throw new Error("channels.slack.botToken is required (the xoxb- bot token)");
@@ -109,6 +125,7 @@ export function slackOptionsFromConfig(
     ...(config.signingSecret !== undefined ? { signingSecret: config.signingSecret } : {}),
     ...(config.appToken !== undefined ? { appToken: config.appToken } : {}),
     textChunkLimit: config.textChunkLimit,
+    maxMessagesPerReply: config.maxMessagesPerReply,
     ...(config.chunkMode !== undefined ? { chunkMode: config.chunkMode } : {}),
     ...(config.apiBaseUrl !== undefined ? { apiBaseUrl: config.apiBaseUrl } : {}),
   };
@@ -130,6 +147,12 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
     throw new Error(
       `createSlackChannel: textChunkLimit must be an integer ≥ 16 (got ${options.textChunkLimit})`,
     );
+  let maxMessagesPerReply: number;
+  try {
+    maxMessagesPerReply = resolveMaxMessagesPerReply(options.maxMessagesPerReply);
+  } catch (error) {
+    throw new Error(`createSlackChannel: ${(error as Error).message}`);
+  }
   const accountId = options.accountId ?? "default";
   const path = options.path ?? DEFAULT_SLACK_EVENTS_PATH;
   const windowMs = SLACK_SIGNATURE_MAX_AGE_SECONDS * 1000;
@@ -174,6 +197,7 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
     media: true,
     // Slack has reactions, but the contract has no call to add one yet
     reactions: false,
+    fileUploads: true,
     maxTextLength: textChunkLimit,
     dialect: "slack-mrkdwn",
   };
@@ -381,19 +405,28 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
       const { target } = message;
       const threadTs = threadOf(target);
       const sent: SentMessage[] = [];
-      if (message.text?.trim()) {
-        for (const chunk of formatSlackChunks(message.text, textChunkLimit, options.chunkMode ?? "length")) {
+      const media = message.media ?? [];
+      const text = message.text?.trim() ? message.text : "";
+      const limit = resolveMaxMessagesPerReply(maxMessagesPerReply, message.maxMessages);
+      const plan = planReplyMessages({
+        text,
+        chunks: text === "" ? [] : formatSlackChunks(text, textChunkLimit, options.chunkMode ?? "length"),
+        maxMessages: textMessageBudget(limit, media.length),
+        canAttachFiles: true,
+      });
+      for (const chunk of plan.chunks) sent.push(await postText(target.chatId, chunk, threadTs));
+      if (plan.kind === "attached") sent.push(await uploadFile(target.chatId, plan.file, threadTs));
+      else if (plan.kind === "truncated")
+        for (const chunk of formatSlackChunks(plan.notice, textChunkLimit))
           sent.push(await postText(target.chatId, chunk, threadTs));
-        }
-      }
-      for (const item of message.media ?? []) {
+      for (const item of media) {
         if (item.url !== undefined && item.data === undefined && item.path === undefined) {
           sent.push(await postText(target.chatId, mediaLink(item), threadTs));
         } else {
           sent.push(await uploadFile(target.chatId, item, threadTs));
         }
       }
-      return { messages: sent };
+      return plan.kind === "all" ? { messages: sent } : { messages: sent, limited: plan.report };
     },
 
     async sendTyping(_target: OutboundTarget): Promise<void> {

@@ -3,7 +3,8 @@
 // text formatted as MarkdownV2 (or HTML) and cut at the limit measured on the formatted text, retried as HTML
 // and then as plain text when Telegram answers "can't parse entities"; replies via `reply_parameters` on the
 // first message; topics via `message_thread_id`; media by URL, file id or upload with captions up to 1024;
-// typing; edits. Does not own HTTP and retries (bot-api.ts), the loop's guarantees (polling.ts), the
+// typing; edits; at most `maxMessagesPerReply` messages per send, past it the whole reply as `reply.md`
+// (channels-core's `planReplyMessages` decides). Does not own HTTP and retries (bot-api.ts), the loop's guarantees (polling.ts), the
 // dialects (format.ts) or normalisation (inbound.ts).
 import {
   type ChannelAdapter,
@@ -15,8 +16,11 @@ import {
   type MediaItem,
   type OutboundMessage,
   type OutboundTarget,
+  planReplyMessages,
+  resolveMaxMessagesPerReply,
   type SendResult,
   type SentMessage,
+  textMessageBudget,
 } from "@agent-kernel/channels-core";
 import type { KernelConfig } from "@agent-kernel/config";
 import {
@@ -56,6 +60,11 @@ export interface TelegramChannelOptions {
   readonly pollTimeoutSeconds?: number;
   /** Formatted characters per message (default 4000, at most Telegram's 4096). */
   readonly textChunkLimit?: number;
+  /**
+   * Messages one reply's text may become (`channels.telegram.maxMessagesPerReply`, default 10); past it the
+   * whole reply is sent as `reply.md` after the first limit - 1 messages (channels-core `planReplyMessages`).
+   */
+  readonly maxMessagesPerReply?: number;
   /** Default `MarkdownV2`; `HTML` is also the first fallback of MarkdownV2. */
   readonly parseMode?: TelegramParseMode;
   /** Where the polling position survives restarts (default: memory, i.e. it does not). */
@@ -87,10 +96,13 @@ export interface TelegramChannel extends ChannelAdapter {
   readonly stopped: Promise<void>;
 }
 
-/** The adapter options `channels.telegram` gives (token, base URL, poll timeout, text limit). */
+/** The adapter options `channels.telegram` gives (token, base URL, poll timeout, text and message limits). */
 export function telegramOptionsFromConfig(
   config: TelegramChannelConfig,
-  extra: Omit<TelegramChannelOptions, "token" | "apiBaseUrl" | "pollTimeoutSeconds" | "textChunkLimit"> = {},
+  extra: Omit<
+    TelegramChannelOptions,
+    "token" | "apiBaseUrl" | "pollTimeoutSeconds" | "textChunkLimit" | "maxMessagesPerReply"
+  > = {},
 ): TelegramChannelOptions {
   if (config.botToken === undefined) {
     throw new ChannelError(CHANNEL_ID, "channels.telegram.botToken is not set (use ${TELEGRAM_BOT_TOKEN})", {
@@ -101,6 +113,7 @@ export function telegramOptionsFromConfig(
     ...extra,
     token: config.botToken,
     textChunkLimit: config.textChunkLimit,
+    maxMessagesPerReply: config.maxMessagesPerReply,
     ...(config.apiBaseUrl === undefined ? {} : { apiBaseUrl: config.apiBaseUrl }),
     ...(config.pollTimeoutSeconds === undefined ? {} : { pollTimeoutSeconds: config.pollTimeoutSeconds }),
   };
@@ -126,6 +139,12 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
   const accountId = options.accountId ?? "default";
   const parseMode = options.parseMode ?? "MarkdownV2";
   const textLimit = Math.min(TELEGRAM_TEXT_LIMIT, options.textChunkLimit ?? 4000);
+  let maxMessagesPerReply: number;
+  try {
+    maxMessagesPerReply = resolveMaxMessagesPerReply(options.maxMessagesPerReply);
+  } catch (error) {
+    throw new ChannelError(CHANNEL_ID, (error as Error).message, { retryable: false });
+  }
   const pollTimeoutSeconds = options.pollTimeoutSeconds ?? 30;
   if (!Number.isInteger(pollTimeoutSeconds) || pollTimeoutSeconds < 0) {
     throw new ChannelError(
@@ -158,6 +177,7 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
     typing: true,
     media: true,
     reactions: false,
+    fileUploads: true,
     maxTextLength: TELEGRAM_TEXT_LIMIT,
     dialect: parseMode === "MarkdownV2" ? "telegram-markdown-v2" : "telegram-html",
   };
@@ -296,7 +316,7 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
       if (overflow) overflowCaptions.push(ownCaption);
     }
     text = [...overflowCaptions, text].filter((part) => part !== "").join("\n\n");
-    for (const chunk of chunkForTelegram(text, textLimit, parseMode)) {
+    const sendChunk = async (chunk: TelegramChunk): Promise<void> => {
       const base = {
         ...routing(target),
         ...(first ? replyTo(target) : {}),
@@ -312,8 +332,23 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
       );
       messages.push(sent(result, target));
       first = false;
+    };
+    const limit = resolveMaxMessagesPerReply(maxMessagesPerReply, message.maxMessages);
+    const plan = planReplyMessages({
+      text,
+      chunks: chunkForTelegram(text, textLimit, parseMode),
+      maxMessages: textMessageBudget(limit, messages.length),
+      canAttachFiles: true,
+      sizeOf: (chunk) => chunk.markdown.length,
+    });
+    for (const chunk of plan.chunks) await sendChunk(chunk);
+    if (plan.kind === "attached") {
+      const result = await sendMedia(plan.file, captionChunk(plan.file.caption), target, first, signal);
+      messages.push(sent(result, target));
+    } else if (plan.kind === "truncated") {
+      for (const chunk of chunkForTelegram(plan.notice, textLimit, parseMode)) await sendChunk(chunk);
     }
-    return { messages };
+    return plan.kind === "all" ? { messages } : { messages, limited: plan.report };
   }
 
   async function deliver(

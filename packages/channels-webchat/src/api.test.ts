@@ -190,10 +190,15 @@ describe("webchat API over real HTTP", () => {
     expect(["0.0.0.0", "::", "10.0.0.1", "example.com", "127.0.0.1.nip.io"].some(isLoopbackHost)).toBe(false);
   });
 
-  it("reads host, port and token from channels.webchat", () => {
+  it("reads host, port, token and the messages per reply from channels.webchat", () => {
     const config = configSchema.parse({ channels: { webchat: { token: "t0k" } } }).channels.webchat;
     if (!config) throw new Error("no webchat config");
-    expect(webchatOptionsFromConfig(config)).toEqual({ host: "127.0.0.1", port: 18_790, token: "t0k" });
+    expect(webchatOptionsFromConfig(config)).toEqual({
+      host: "127.0.0.1",
+      port: 18_790,
+      token: "t0k",
+      maxMessagesPerReply: 10,
+    });
   });
 });
 

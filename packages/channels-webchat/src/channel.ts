@@ -1,7 +1,8 @@
 // The web chat adapter: a node:http server (loopback unless `allowRemote` is passed) with the chat page, a
 // token-authenticated JSON API for inbound messages and a Server-Sent Events stream per conversation for the
 // replies (`block`, `message`, `typing`, `edit`; heartbeats; `Last-Event-ID` resume). Owns the routes, the
-// token and the adapter lifecycle. Does not own the page itself (page.ts), the event backlog
+// token and the adapter lifecycle, and at most `maxMessagesPerReply` messages per send (the page hosts no
+// files: past it the last message says what was left out, channels-core's `planReplyMessages`). Does not own the page itself (page.ts), the event backlog
 // (conversation-hub.ts), nor access control and routing (channels-core).
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -15,6 +16,8 @@ import {
   type MediaItem,
   type OutboundMessage,
   type OutboundTarget,
+  planReplyMessages,
+  resolveMaxMessagesPerReply,
   type SendResult,
   type SentMessage,
   toPlainText,
@@ -48,6 +51,11 @@ export interface WebchatChannelOptions {
   readonly maxConversations?: number;
   /** Interval of the SSE heartbeat comments (default 15 s). */
   readonly heartbeatMs?: number;
+  /**
+   * Messages one reply may become (`channels.webchat.maxMessagesPerReply`, default 10). The page hosts no
+   * files, so past it the last message says how much was left out (channels-core `planReplyMessages`).
+   */
+  readonly maxMessagesPerReply?: number;
 }
 
 export interface WebchatChannel extends ChannelAdapter {
@@ -61,12 +69,13 @@ export interface WebchatChannel extends ChannelAdapter {
 
 export function webchatOptionsFromConfig(
   config: WebchatChannelConfig,
-  extra: Omit<WebchatChannelOptions, "host" | "port" | "token"> = {},
+  extra: Omit<WebchatChannelOptions, "host" | "port" | "token" | "maxMessagesPerReply"> = {},
 ): WebchatChannelOptions {
   return {
     ...extra,
     host: config.host,
     port: config.port,
+    maxMessagesPerReply: config.maxMessagesPerReply,
     ...(config.token !== undefined ? { token: config.token } : {}),
   };
 }
@@ -89,6 +98,7 @@ export function createWebchatChannel(options: WebchatChannelOptions = {}): Webch
     throw new Error("webchat: token must not be empty");
   const token = options.token ?? randomBytes(24).toString("base64url");
   const tokenDigest = digest(token);
+  const maxMessagesPerReply = resolveMaxMessagesPerReply(options.maxMessagesPerReply);
   const accountId = options.accountId ?? "default";
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const hub = new ConversationHub({
@@ -307,8 +317,13 @@ export function createWebchatChannel(options: WebchatChannelOptions = {}): Webch
       if (!text.trim() && media.length === 0) return { messages: [] };
       const sent: SentMessage[] = [];
       // text past the page's bound is split plainly: the page shows plain text, there is no markup to keep whole
-      const parts =
-        text.length > WEBCHAT_MAX_TEXT_LENGTH ? splitPlain(text, WEBCHAT_MAX_TEXT_LENGTH) : [text];
+      const plan = planReplyMessages({
+        text,
+        chunks: text.length > WEBCHAT_MAX_TEXT_LENGTH ? splitPlain(text, WEBCHAT_MAX_TEXT_LENGTH) : [text],
+        maxMessages: resolveMaxMessagesPerReply(maxMessagesPerReply, message.maxMessages),
+        canAttachFiles: false,
+      });
+      const parts = plan.kind === "truncated" ? [...plan.chunks, plan.notice] : plan.chunks;
       parts.forEach((part, index) => {
         const messageId = nextMessageId(message.isBlock ? "b" : "m");
         publish(target.chatId, message.isBlock ? "block" : "message", {
@@ -319,7 +334,7 @@ export function createWebchatChannel(options: WebchatChannelOptions = {}): Webch
         });
         sent.push({ messageId, chatId: target.chatId });
       });
-      return { messages: sent };
+      return plan.kind === "all" ? { messages: sent } : { messages: sent, limited: plan.report };
     },
 
     async sendTyping(target: OutboundTarget): Promise<void> {
