@@ -1,8 +1,11 @@
 // The strict HTML parser of the fake: turns a `parse_mode: "HTML"` text into plain text and entities the way
 // Telegram's server (tdlib's `parse_html`) does — only the documented tags (b strong i em u ins s strike del
-// span.tg-spoiler tg-spoiler a[href] code pre blockquote[expandable]), only &lt; &gt; &amp; &quot; and
+// span.tg-spoiler tg-spoiler a code pre blockquote[expandable]), only &lt; &gt; &amp; &quot; and
 // numeric character references — and rejects the rest with Telegram's wording ("Unsupported start tag
-// \"div\" at byte offset 0", "Can't find end tag corresponding to start tag \"b\""). Owns the grammar only.
+// \"div\" at byte offset 0", "Can't find end tag corresponding to start tag \"b\""). `<a>` without (or with
+// an empty) `href` takes its text as the URL; a URL Telegram refuses drops the link, not the text (links.ts).
+// Owns the grammar only.
+import { linkEntity } from "./links.ts";
 import { EntityParseError, type ParsedText } from "./markdown-v2.ts";
 import type { TgEntityType, TgMessageEntity } from "./types.ts";
 
@@ -52,13 +55,21 @@ function decodeReference(source: string, index: number): { text: string; end: nu
   return { text: String.fromCodePoint(code), end: semicolon + 1 };
 }
 
-/** Parses the attributes of a start tag from `index` up to `>`; returns them and the index after `>`. */
+/**
+ * Parses the attributes of a start tag from `index` up to `>` as tdlib does: a name runs to a space, `=`, `>`,
+ * `/` or a quote and is compared case-sensitively (`HREF` is not `href`); an unquoted value is a name token
+ * (letters, digits, `.`, `-`, lower-cased) that must end at a space or `>` — so `href=https://x` is refused
+ * ("Unexpected end of name token"); a quoted value runs to its closing quote with references decoded.
+ */
 function parseAttributes(
   source: string,
   index: number,
   tagStart: number,
+  tagName: string,
 ): { attributes: Map<string, string>; end: number } {
   const attributes = new Map<string, string>();
+  const unclosed = (): EntityParseError =>
+    new EntityParseError(`Unclosed start tag "${tagName}" at byte offset ${byteOffset(source, tagStart)}`);
   let i = index;
   for (;;) {
     while (i < source.length && /\s/.test(source.charAt(i))) i++;
@@ -67,35 +78,43 @@ function parseAttributes(
     }
     if (source[i] === ">") return { attributes, end: i + 1 };
     const nameStart = i;
-    while (i < source.length && /[A-Za-z0-9_-]/.test(source.charAt(i))) i++;
-    const name = source.slice(nameStart, i).toLowerCase();
+    while (i < source.length && !/[\s=>/"']/.test(source.charAt(i))) i++;
+    const name = source.slice(nameStart, i);
     if (name === "") {
       throw new EntityParseError(
-        `Empty attribute name in the tag at byte offset ${byteOffset(source, tagStart)}`,
+        `Empty attribute name in the tag "${tagName}" at byte offset ${byteOffset(source, tagStart)}`,
       );
     }
     while (i < source.length && /\s/.test(source.charAt(i))) i++;
     if (source[i] !== "=") {
+      if (i >= source.length) throw unclosed();
       attributes.set(name, "");
       continue;
     }
     i++;
     while (i < source.length && /\s/.test(source.charAt(i))) i++;
+    if (i >= source.length) throw unclosed();
     const quote = source[i];
-    let raw: string;
     if (quote === '"' || quote === "'") {
       const close = source.indexOf(quote, i + 1);
       if (close === -1) {
         throw new EntityParseError(`Unclosed start tag at byte offset ${byteOffset(source, tagStart)}`);
       }
-      raw = source.slice(i + 1, close);
+      attributes.set(name, decodeText(source.slice(i + 1, close)));
       i = close + 1;
     } else {
       const valueStart = i;
-      while (i < source.length && !/[\s>]/.test(source.charAt(i))) i++;
-      raw = source.slice(valueStart, i);
+      while (i < source.length && /[A-Za-z0-9.-]/.test(source.charAt(i))) i++;
+      if (i < source.length && !/[\s>]/.test(source.charAt(i))) {
+        throw new EntityParseError(
+          `Unexpected end of name token at byte offset ${byteOffset(source, valueStart)}`,
+        );
+      }
+      attributes.set(name, source.slice(valueStart, i).toLowerCase());
     }
-    attributes.set(name, decodeText(raw));
+    if (i >= source.length) {
+      throw new EntityParseError(`Unclosed start tag at byte offset ${byteOffset(source, tagStart)}`);
+    }
   }
 }
 
@@ -159,12 +178,15 @@ export function parseTelegramHtml(source: string): ParsedText {
           const parent = stack[stack.length - 1];
           if (parent?.type === "pre" && open.language !== undefined) parent.language = open.language;
           else entities.push({ type: "code", offset: open.resultOffset, length });
+        } else if (open.type === "text_link") {
+          // an invalid URL drops the link, not the text (tdlib's get_checked_link)
+          const link = linkEntity(open.resultOffset, length, open.url || result.slice(open.resultOffset));
+          if (link !== undefined) entities.push(link);
         } else {
           entities.push({
             type: open.type,
             offset: open.resultOffset,
             length,
-            ...(open.url === undefined ? {} : { url: open.url }),
             ...(open.language === undefined ? {} : { language: open.language }),
           });
         }
@@ -181,7 +203,7 @@ export function parseTelegramHtml(source: string): ParsedText {
         `Unsupported start tag "${name}" at byte offset ${byteOffset(source, tagStart)}`,
       );
     }
-    const { attributes, end } = parseAttributes(source, nameEnd, tagStart);
+    const { attributes, end } = parseAttributes(source, nameEnd, tagStart, name);
     const parent = stack[stack.length - 1];
     if (
       parent?.type === "code" ||
@@ -195,13 +217,8 @@ export function parseTelegramHtml(source: string): ParsedText {
     }
     const open: OpenTag = { name, resultOffset: result.length, type };
     if (name === "a") {
-      const href = attributes.get("href");
-      if (href === undefined || href === "") {
-        throw new EntityParseError(
-          `Tag "a" must have attribute "href" at byte offset ${byteOffset(source, tagStart)}`,
-        );
-      }
-      open.url = href;
+      // no or an empty href: the link text itself is the URL (checked when the tag closes)
+      open.url = attributes.get("href") ?? "";
     } else if (name === "span" && attributes.get("class") !== "tg-spoiler") {
       throw new EntityParseError(
         `Tag "span" must have class "tg-spoiler" at byte offset ${byteOffset(source, tagStart)}`,

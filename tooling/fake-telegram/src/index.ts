@@ -1,6 +1,7 @@
 // @agent-kernel/fake-telegram: a local fake of the Telegram Bot API (the same HTTP wire format on 127.0.0.1)
 // for adapter tests: long polling, sending with strict MarkdownV2/HTML parsing, media uploads, fault injection.
 export { parseTelegramHtml } from "./html.ts";
+export { checkLink, linkUserId } from "./links.ts";
 export { EntityParseError, type ParsedText, parseMarkdownV2 } from "./markdown-v2.ts";
 export type { UploadedFile } from "./request-body.ts";
 export {

@@ -2,8 +2,10 @@
 // entities exactly as Telegram's server (tdlib's `parse_markdown_v2`) does, and rejects what Telegram rejects
 // with Telegram's own wording ("Character '.' is reserved and must be escaped with the preceding '\'",
 // "Can't find end of Bold entity at byte offset 0"). Owns the grammar only; the HTTP error envelope
-// ("Bad Request: can't parse entities: …") is server.ts's. Custom emoji (`![x](tg://emoji?id=…)`) and
-// expandable blockquotes (`**>`) are not supported: the fake rejects them as reserved characters.
+// ("Bad Request: can't parse entities: …") is server.ts's; which link URLs Telegram keeps is links.ts's.
+// Custom emoji (`![x](tg://emoji?id=…)`) and expandable blockquotes (`**>`) are not supported: the fake
+// rejects them as reserved characters.
+import { linkEntity } from "./links.ts";
 import type { TgEntityType, TgMessageEntity } from "./types.ts";
 
 export interface ParsedText {
@@ -178,7 +180,9 @@ export function parseMarkdownV2(source: string): ParsedText {
               );
             }
           }
-          if (/^(https?|tg):\/\/\S+$/i.test(url)) push({ type: "text_link", offset, length, url });
+          // an invalid URL drops the link, not the text (tdlib's get_checked_link); tg://user?id= mentions
+          const link = length > 0 ? linkEntity(offset, length, url) : undefined;
+          if (link !== undefined) push(link);
           break;
         }
         case "BlockQuote":

@@ -1,8 +1,10 @@
 // Reads the parameters of a Bot API call the four ways Telegram accepts them: the query string,
-// `application/json`, `application/x-www-form-urlencoded` and `multipart/form-data` (uploads). Owns decoding
+// `application/json`, `application/x-www-form-urlencoded` and `multipart/form-data` (uploads, read as leniently
+// as the real server does: multipart.ts). Owns decoding
 // and the typed accessors the methods use (Telegram takes "123" for an integer and a JSON-serialised string
 // for an object field in form bodies); does not own what a method does with them (server.ts).
 import type { IncomingMessage } from "node:http";
+import { MultipartError, type MultipartPart, parseMultipart } from "./multipart.ts";
 
 export interface UploadedFile {
   readonly field: string;
@@ -64,32 +66,30 @@ export async function readCallParams(req: IncomingMessage, query: URLSearchParam
     Object.assign(values, parsed);
     return { values, files, contentType };
   }
-  if (
-    contentType.startsWith("multipart/form-data") ||
-    contentType.startsWith("application/x-www-form-urlencoded")
-  ) {
-    let form: FormData;
+  if (contentType.includes("multipart/form-data")) {
+    let parts: MultipartPart[];
     try {
-      // the WHATWG parser Node ships (undici): the same multipart grammar browsers and fetch clients write
-      form = await new Request("http://fake.invalid/", {
-        method: "POST",
-        headers: { "content-type": req.headers["content-type"] ?? "" },
-        body,
-      }).formData();
-    } catch {
-      throw new BadParamError("Bad Request: can't parse request body");
+      // the Bot API server's own lenient reader, not the WHATWG one: grammY's parts pass only there
+      parts = parseMultipart(body, req.headers["content-type"] ?? "");
+    } catch (error) {
+      if (error instanceof MultipartError) throw new BadParamError(`Bad Request: ${error.message}`);
+      throw error;
     }
-    for (const [key, value] of form) {
-      if (typeof value === "string") values[key] = formValue(value);
+    for (const part of parts) {
+      if (part.kind === "field") values[part.name] = formValue(part.value);
       else {
         files.push({
-          field: key,
-          fileName: value.name,
-          mimeType: value.type || "application/octet-stream",
-          bytes: new Uint8Array(await value.arrayBuffer()),
+          field: part.name,
+          fileName: part.fileName,
+          mimeType: part.contentType,
+          bytes: part.bytes,
         });
       }
     }
+    return { values, files, contentType };
+  }
+  if (contentType.includes("application/x-www-form-urlencoded")) {
+    for (const [key, value] of new URLSearchParams(body.toString("utf8"))) values[key] = formValue(value);
     return { values, files, contentType };
   }
   throw new BadParamError(`Bad Request: unsupported Content-Type "${contentType}"`);

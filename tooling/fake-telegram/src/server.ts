@@ -35,6 +35,8 @@ import { detectEntities } from "./updates.ts";
 
 export const TEXT_LIMIT = 4096;
 export const CAPTION_LIMIT = 1024;
+/** A forum's General topic: the Bot API refuses it as a message_thread_id (send without one instead). */
+const GENERAL_TOPIC_ID = 1;
 
 export type FaultKind =
   | "rate_limit"
@@ -249,6 +251,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const calls: RecordedCall[] = [];
   const sent: RecordedCall[] = [];
   const chats = new Map<number, ChatState>();
+  /** Every user the fake has seen (senders of pushed messages, private chats): the ones a mention can name. */
+  const users = new Map<number, TgUser>();
   const files = new Map<string, StoredFile>();
   let queue: TgUpdate[] = [];
   let nextUpdateId = options.firstUpdateId ?? 1000;
@@ -270,6 +274,15 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     }
     const state: ChatState = { chat, nextMessageId: 1, messages: new Map(), topics: new Set() };
     chats.set(chat.id, state);
+    if (chat.type === "private" && !users.has(chat.id)) {
+      users.set(chat.id, {
+        id: chat.id,
+        is_bot: false,
+        first_name: chat.first_name ?? "",
+        ...(chat.last_name === undefined ? {} : { last_name: chat.last_name }),
+        ...(chat.username === undefined ? {} : { username: chat.username }),
+      });
+    }
     return state;
   }
 
@@ -314,6 +327,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     const isChannel = spec.chat.type === "channel";
     if (!isChannel && spec.from === undefined)
       throw new Error("pushMessage: `from` is required outside channels");
+    if (spec.from !== undefined) users.set(spec.from.id, spec.from);
     if (spec.threadId !== undefined && state.chat.is_forum === true && !state.messages.has(spec.threadId)) {
       addForumTopic(spec.chat.id, spec.threadId);
     }
@@ -390,25 +404,49 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     return state;
   }
 
+  /** The known user a `tg://user?id=` mention names; Telegram's server cannot mention a user it never saw. */
+  function resolveMentions(parsed: ParsedText): ParsedText {
+    if (!parsed.entities.some((entity) => entity.type === "text_mention")) return parsed;
+    const entities = parsed.entities.map((entity) => {
+      if (entity.type !== "text_mention" || entity.user === undefined) return entity;
+      const known = users.get(entity.user.id);
+      if (known === undefined) throw badRequest("user not found");
+      return { ...entity, user: known };
+    });
+    return { text: parsed.text, entities };
+  }
+
   function parseFormatted(text: string, parseMode: string | undefined): ParsedText {
-    if (parseMode === undefined || parseMode === "") return { text, entities: [] };
+    // the Bot API server lower-cases parse_mode: "HTML", "html", "MarkdownV2", "markdownv2" all work
+    const mode = parseMode?.toLowerCase() ?? "";
+    if (mode === "" || mode === "none" || text === "") return { text, entities: [] };
     try {
-      if (parseMode === "MarkdownV2") return parseMarkdownV2(text);
-      if (parseMode.toUpperCase() === "HTML") return parseTelegramHtml(text);
+      if (mode === "markdownv2") return resolveMentions(parseMarkdownV2(text));
+      if (mode === "html") return resolveMentions(parseTelegramHtml(text));
     } catch (error) {
       if (error instanceof EntityParseError) throw badRequest(`can't parse entities: ${error.message}`);
       throw error;
     }
+    // legacy "Markdown" is real but deliberately not faked: adapters must use MarkdownV2 or HTML
     throw badRequest("unsupported parse_mode");
   }
 
   function threadAndReply(state: ChatState, values: Record<string, unknown>): Partial<TgMessage> {
     const extra: Partial<TgMessage> = {};
+    // The Bot API server reads a missing, zero or negative id as "no thread". In a forum the General topic (1)
+    // and unknown topics are "message thread not found"; a private chat has no topics (getMe says
+    // has_topics_enabled: false). Outside forums the real server ignores the id; the fake is stricter and
+    // accepts only a reply thread seen in that chat (still sending outside any thread, like the real one).
     const threadId = optionalInt(values, "message_thread_id");
-    if (threadId !== undefined && state.chat.is_forum === true) {
-      if (!state.topics.has(threadId) && threadId !== 1) throw badRequest("message thread not found");
-      extra.message_thread_id = threadId;
-      extra.is_topic_message = true;
+    if (threadId !== undefined && threadId > 0) {
+      if (state.chat.is_forum === true) {
+        if (threadId === GENERAL_TOPIC_ID || !state.topics.has(threadId))
+          throw badRequest("message thread not found");
+        extra.message_thread_id = threadId;
+        extra.is_topic_message = true;
+      } else if (state.chat.type === "private" || !state.topics.has(threadId)) {
+        throw badRequest("message thread not found");
+      }
     }
     const replyParameters = optionalObject(values, "reply_parameters");
     const replyId =
@@ -751,12 +789,20 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     const { values } = params;
     switch (method) {
       case "getMe":
+        // every field of today's UserFromGetMe (@grammyjs/types 5); the optional supports_guest_queries is
+        // left out, as Telegram leaves out optional booleans that are false
         return {
           value: {
             ...bot,
             can_join_groups: true,
             can_read_all_group_messages: false,
             supports_inline_queries: false,
+            can_connect_to_business: false,
+            has_main_web_app: false,
+            has_topics_enabled: false,
+            allows_users_to_create_topics: false,
+            can_manage_bots: false,
+            supports_join_request_queries: false,
           },
         };
       case "getUpdates":
