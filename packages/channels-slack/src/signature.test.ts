@@ -49,6 +49,30 @@ describe("verifySlackSignature", () => {
       ok: false,
       reason: "bad-signature",
     });
+    // only the canonical decimal: a leading zero names the same second but is not what Slack sends (Bolt
+    // refuses it too), and a correctly signed one is still refused
+    for (const timestamp of [`0${now}`, "00", `+${now}`, `${now}.0`, "1e9", ` ${now}`]) {
+      // signed over exactly this timestamp text: only its form is wrong
+      const signature = computeSlackSignature("s", timestamp, "{}");
+      expect({ timestamp, check: verifySlackSignature({ ...base, timestamp, signature }) }).toEqual({
+        timestamp,
+        check: { ok: false, reason: "bad-timestamp" },
+      });
+    }
+    // stricter than Bolt, kept on purpose: ten minutes ahead, and trailing junk after the hash
+    const ahead = now + 600;
+    expect(
+      verifySlackSignature({
+        ...base,
+        timestamp: String(ahead),
+        signature: signSlackRequest("s", ahead, "{}"),
+      }),
+    ).toEqual({ ok: false, reason: "stale-timestamp" });
+    const junk = `${signSlackRequest("s", now, "{}")}=junk`;
+    expect(verifySlackSignature({ ...base, timestamp: String(now), signature: junk })).toEqual({
+      ok: false,
+      reason: "bad-signature",
+    });
     const wrongSecret = signSlackRequest("other", now, "{}");
     expect(verifySlackSignature({ ...base, timestamp: String(now), signature: wrongSecret })).toEqual({
       ok: false,

@@ -172,7 +172,9 @@ describe("Slack request signatures", () => {
             rawBody: body,
             nowSeconds: Number.isFinite(now) ? now : 0,
           });
-          const expectOk = (forged === undefined || forged === valid) && /^\d{1,12}$/.test(timestamp);
+          // a canonical decimal only: a leading zero is refused
+          const expectOk =
+            (forged === undefined || forged === valid) && /^(?:0|[1-9]\d{0,11})$/.test(timestamp);
           expect(check.ok).toBe(expectOk);
         },
       ),
