@@ -201,6 +201,8 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
         const channel = stringParam(params, "channel");
         const text = stringParam(params, "text");
         if (!channel) return { ok: false, error: "channel_not_found" };
+        const invalid = invalidJsonFields(params);
+        if (invalid) return { ok: false, error: invalid };
         if (!text && params.blocks === undefined && params.attachments === undefined)
           return { ok: false, error: "no_text" };
         if (text && text.length > SLACK_MAX_TEXT) return { ok: false, error: "msg_too_long" };
@@ -229,6 +231,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
             bot_id: botId,
             ts,
             ...(threadTs ? { thread_ts: threadTs } : {}),
+            ...(params.blocks !== undefined ? { blocks: params.blocks } : {}),
           },
         };
       }
@@ -238,6 +241,8 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
         const text = stringParam(params, "text") ?? "";
         const message = messages.find((m) => m.channel === channel && m.ts === ts);
         if (!message) return { ok: false, error: "message_not_found" };
+        const invalid = invalidJsonFields(params);
+        if (invalid) return { ok: false, error: invalid };
         if (text.length > SLACK_MAX_TEXT) return { ok: false, error: "msg_too_long" };
         message.edits.push(text);
         message.text = text;
@@ -307,15 +312,15 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   };
 
   const server: Server = createServer((req, res) => {
-    readBody(req).then(
-      (body) => route(req, res, body),
-      () => {
-        res.writeHead(400).end();
-      },
-    );
+    readBody(req)
+      .then((body) => route(req, res, body))
+      .catch(() => {
+        if (!res.headersSent) res.writeHead(400);
+        res.end();
+      });
   });
 
-  const route = (req: IncomingMessage, res: ServerResponse, body: Buffer): void => {
+  const route = async (req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> => {
     const url = new URL(req.url ?? "/", origin);
     if (url.pathname.startsWith("/upload/") && req.method === "POST") {
       const file = files.find((f) => f.id === url.pathname.slice("/upload/".length));
@@ -323,8 +328,15 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
         res.writeHead(404).end();
         return;
       }
-      file.bytes = new Uint8Array(body);
-      res.writeHead(200, { "content-type": "text/plain" }).end(`OK - ${body.length}`);
+      // Slack's upload URL takes the file as the raw body or as a multipart form (what @slack/web-api's
+      // filesUploadV2 sends): the stored bytes are the file's, never the multipart envelope around them
+      const bytes = await uploadedBytes(req.headers["content-type"] ?? "", body);
+      if (bytes === undefined) {
+        res.writeHead(400, { "content-type": "text/plain" }).end("no file in the multipart body");
+        return;
+      }
+      file.bytes = bytes;
+      res.writeHead(200, { "content-type": "text/plain" }).end(`OK - ${bytes.length}`);
       return;
     }
     if (!url.pathname.startsWith("/api/") || req.method !== "POST") {
@@ -608,7 +620,52 @@ function parseParams(contentType: string, body: string): SlackParams {
       throw new Error("not an object");
     return parsed as SlackParams;
   }
-  return Object.fromEntries(new URLSearchParams(body));
+  const params: SlackParams = Object.fromEntries(new URLSearchParams(body));
+  // Slack reads these form fields as JSON (clients such as @slack/web-api JSON-encode every object argument);
+  // a value that is not JSON stays a string and the method answers its invalid-format error
+  for (const name of JSON_FORM_FIELDS) {
+    const value = params[name];
+    if (typeof value !== "string") continue;
+    try {
+      params[name] = JSON.parse(value);
+    } catch {
+      // left as the string: invalidJsonFields names the error
+    }
+  }
+  return params;
+}
+
+/** The form fields Slack decodes as JSON. */
+const JSON_FORM_FIELDS = ["blocks", "attachments", "metadata", "files"] as const;
+
+/** Slack's error for a `blocks` / `attachments` that is not a JSON array (form-encoded or not), else undefined. */
+function invalidJsonFields(params: SlackParams): string | undefined {
+  if (params.blocks !== undefined && !Array.isArray(parseJsonParam(params.blocks)))
+    return "invalid_blocks_format";
+  if (params.attachments !== undefined && !Array.isArray(parseJsonParam(params.attachments)))
+    return "invalid_attachments";
+  if (typeof params.blocks === "string") params.blocks = parseJsonParam(params.blocks);
+  if (typeof params.attachments === "string") params.attachments = parseJsonParam(params.attachments);
+  return undefined;
+}
+
+/** The file bytes of an upload-URL POST: the one file part of a multipart body, else the raw body. */
+async function uploadedBytes(contentType: string, body: Buffer): Promise<Uint8Array | undefined> {
+  if (!contentType.toLowerCase().startsWith("multipart/form-data")) return new Uint8Array(body);
+  let form: FormData;
+  try {
+    form = await new Request("http://fake.invalid/", {
+      method: "POST",
+      headers: { "content-type": contentType },
+      body,
+    }).formData();
+  } catch {
+    return undefined;
+  }
+  for (const [, value] of form) {
+    if (typeof value !== "string") return new Uint8Array(await value.arrayBuffer());
+  }
+  return undefined;
 }
 
 function stringParam(params: SlackParams, name: string): string | undefined {
