@@ -1,10 +1,16 @@
 // The store as the executor sees it. Owns: the view that stores a run's pending decisions (event 0) in the
 // executor's finishing transaction, and lease routing — a run's writes through its turn's fenced runs API and
-// a held session's transcript loaded with its lease (PostgreSQL). Does not own: acquiring, renewing or
+// a held session's transcript loaded with its lease. Does not own: acquiring, renewing or
 // releasing leases (session-leases.ts; the kernel holds one per turn), what the decisions are
 // (run-decisions.ts), or writing decisions the executor never stored (the kernel does, after the run).
-import type { FinishRunInput, RunEvent, RunRecord, RunsApi, SessionStore } from "@agent-kernel/session-store";
-import type { SessionLease } from "@agent-kernel/session-store/postgres";
+import type {
+  FinishRunInput,
+  RunEvent,
+  RunRecord,
+  RunsApi,
+  SessionLease,
+  SessionStore,
+} from "@agent-kernel/session-store";
 import type { HeldSessionLease, LeasingStore } from "./session-leases.ts";
 
 /** Methods of `target` bound to it, made once each (a view forwards to the real object's private state). */
@@ -69,7 +75,7 @@ export class LeaseRoutes implements LeaseRouting {
  * The store as the executor sees it: the same store, except that `runs.finish` of a run with pending
  * decisions also stores them as its event 0 — in the executor's one finishing transaction instead of a
  * transaction of their own. The decisions stay pending when that finish fails; the kernel then writes them.
- * With leases (`routing`, PostgreSQL), a run's writes go through its turn's fenced runs API and
+ * With leases (`routing`), a run's writes go through its turn's fenced runs API and
  * `loadTranscript` of a session whose lease is held fences the transcript's flushes with it. One view per
  * kernel (not per turn): the executor keeps warm sessions per store object.
  */

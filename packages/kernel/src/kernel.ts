@@ -59,8 +59,8 @@ export interface KernelOptions extends PrepareDeps {
   readonly prewarm?: boolean | { readonly maxEntries: number } | undefined;
   readonly executorSettings?: ExecutorSettings | undefined;
   /**
-   * Cross-process lanes on a store with leases (PostgreSQL): each turn holds its session's lease while it
-   * runs (session-leases.ts). Ignored on SQLite.
+   * Cross-process lanes: each turn holds its session's lease (SQLite's control plane or PostgreSQL) while
+   * it runs (session-leases.ts).
    */
   readonly sessionLeases?: SessionLeaseSettings | undefined;
 }
@@ -85,7 +85,7 @@ export class Kernel {
   readonly #pendingDecisions = new Map<string, RunEvent>();
   /** What every executor call shares, the store view for the executor among it (executor-store.ts). */
   readonly #executorCallDeps: ExecutorCallDeps;
-  /** Cross-process lanes, when the store has leases (PostgreSQL); undefined on SQLite. */
+  /** Cross-process lanes, when the store has leases (both of ours do; a store of a third party may not). */
   readonly #leases: SessionLeases | undefined;
   /** The leases this kernel's turns hold: where their runs write and their transcripts load. */
   readonly #leaseRoutes = new LeaseRoutes();
@@ -276,9 +276,9 @@ export class Kernel {
   }
 
   /**
-   * Runs an admitted turn; with leases (PostgreSQL), first waits for its session's lease (the cross-process
-   * lane, within the turn's signal and timeout) and holds it until the turn's records are written. A lost
-   * lease aborts the turn; its writes are refused by fencing anyway.
+   * Runs an admitted turn; with leases, first waits for its session's lease (the cross-process lane, within
+   * the turn's signal and timeout) and holds it until the turn's records are written and readable by other
+   * processes. A lost lease aborts the turn; its writes are refused by fencing anyway.
    */
   async #runAdmitted(
     prepared: PreparedSession,
@@ -309,8 +309,16 @@ export class Kernel {
     } finally {
       held.hold.lost.removeEventListener("abort", onLost);
       unroute();
-      // A failed release only leaves the lease to expire after its TTL.
-      await held.hold.release().catch(() => false);
+      // The next holder (maybe another process) reads the session from the store: what this turn wrote must
+      // be there first (SQLite folds its journaled appends here; PostgreSQL's executor flushed already). When
+      // that fails the lease is left to lapse at its TTL instead, while later calls retry the fold. A failed
+      // release only leaves the lease to expire after its TTL.
+      let readable = true;
+      await this.#store.flush().catch(() => {
+        readable = false;
+      });
+      if (readable) await held.hold.release().catch(() => false);
+      else await held.hold.abandon();
     }
   }
 

@@ -1,28 +1,20 @@
-// Cross-process lanes: a turn holds its session's lease in the store (PostgreSQL's `session_leases`, DESIGN §7)
-// while it runs, so that turns of one session key never overlap across gateway processes. Owns: telling a store
-// with leases from one without (SQLite: nothing to do), waiting for the lease within the turn's abort signal
-// and timeout, keeping it renewed while the turn runs, and what the executor's writes are fenced with while it
-// is held (the run's fenced runs API, the session's lease for `loadTranscript`). Does not own: the lease rules
-// and fencing (session-store/postgres), in-process lanes (lanes.ts: the lease is taken inside the in-process
-// lane, so one process asks for a session's lease once at a time), or running the turn (kernel.ts).
+// Cross-process lanes: a turn holds its session's lease in the store (`session_leases`: in the SQLite control
+// plane, or in PostgreSQL; DESIGN §7) while it runs, so that turns of one session key never overlap across
+// processes — a gateway and an `agent -m` in a shell share one SQLite state dir, and gateways on several hosts
+// share one PostgreSQL database. Owns: waiting for the lease within the turn's abort signal and timeout,
+// keeping it renewed while the turn runs, and what the executor's writes are fenced with while it is held
+// (the run's fenced runs API, the session's lease for `loadTranscript`). Does not own: the lease rules and
+// fencing (session-store), in-process lanes (lanes.ts: the lease is taken inside the in-process lane, so one
+// process asks for a session's lease once at a time), or running the turn (kernel.ts).
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { RunsApi, SessionStore } from "@agent-kernel/session-store";
-// Types only: erased, so a SQLite user never loads `pg` through this module.
-import type { LeaseHold, PostgresSessionStore, SessionLease } from "@agent-kernel/session-store/postgres";
+import type { LeaseHold, LeasingSessionStore, RunsApi, SessionLease } from "@agent-kernel/session-store";
 import { LaneWaitAbortedError } from "./lanes.ts";
 
-/** The part of a store that has leases: PostgreSQL's. */
-export type LeasingStore = SessionStore &
-  Pick<PostgresSessionStore, "leases" | "fencedRuns" | "loadTranscript">;
+/** The part of a store that has leases (both of ours). */
+export type LeasingStore = LeasingSessionStore;
 
-/** The store's leasing side, or undefined for a store without leases (SQLite: one process owns its files). */
-export function leasingStoreOf(store: SessionStore): LeasingStore | undefined {
-  const candidate = store as Partial<LeasingStore>;
-  return typeof candidate.fencedRuns === "function" && typeof candidate.leases?.hold === "function"
-    ? (store as LeasingStore)
-    : undefined;
-}
+export { leasingStoreOf } from "@agent-kernel/session-store";
 
 /** The session's lease was not free before the turn's timeout: another process kept the session busy. */
 export class LeaseWaitTimeoutError extends Error {

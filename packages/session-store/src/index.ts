@@ -19,6 +19,16 @@ export {
   TranscriptNotFoundError,
 } from "./errors.ts";
 export * from "./history/index.ts";
+export {
+  type AcquireOptions,
+  type LeaseHold,
+  LeaseLostError,
+  type LeasingSessionStore,
+  type LoadTranscriptOptions,
+  leasingStoreOf,
+  type SessionLease,
+  type SessionLeasesApi,
+} from "./leases.ts";
 export * from "./legacy/index.ts";
 export { type AppliedMigration, type DatabasePart, LATEST_SCHEMA_VERSION } from "./migrator.ts";
 export {

@@ -11,6 +11,7 @@ import { type AuthStateApi, KyselyAuthState } from "./auth-state.ts";
 import { type ChannelStateApi, KyselyChannelState } from "./channel-state.ts";
 import { type CronStateApi, KyselyCronState } from "./cron-state.ts";
 import { SessionStoreError, StoreOpenError, TranscriptNotFoundError } from "./errors.ts";
+import type { LeasingSessionStore, LoadTranscriptOptions, SessionLease } from "./leases.ts";
 import {
   type AppliedMigration,
   LATEST_SCHEMA_VERSION,
@@ -42,6 +43,8 @@ import {
   type WalCheckpoint,
 } from "./sqlite/connection.ts";
 import { SqliteCronState } from "./sqlite/cron-state.ts";
+import { FencedTranscript, fencedSqliteRuns } from "./sqlite/fenced.ts";
+import { SqliteLeaseFence, SqliteSessionLeases } from "./sqlite/leases.ts";
 import { SqliteQueue } from "./sqlite/queue.ts";
 import { SqliteRuns } from "./sqlite/runs.ts";
 import { SqliteSessions } from "./sqlite/sessions.ts";
@@ -118,7 +121,7 @@ export interface SessionStore {
   close(): Promise<void>;
 }
 
-export interface SqliteSessionStore extends SessionStore {
+export interface SqliteSessionStore extends LeasingSessionStore {
   readonly stateDir: string;
   /**
    * Append journals of processes that stopped before folding them, replayed into an agent's database when
@@ -234,6 +237,7 @@ class SqliteStore implements SqliteSessionStore {
   readonly queue: QueueApi;
   readonly cron: CronStateApi;
   readonly channelState: ChannelStateApi;
+  readonly leases: SqliteSessionLeases;
   recoveredRuns: readonly RunRecord[] = [];
   readonly recoveredAppends: AppendReplay[] = [];
   readonly #raw: Database.Database;
@@ -245,6 +249,9 @@ class SqliteStore implements SqliteSessionStore {
   readonly #owner: RunOwner;
   readonly #sqliteOptions: SqliteOpenOptions;
   readonly #agents = new Map<string, AgentDatabase>();
+  readonly #fence: SqliteLeaseFence;
+  /** Per transcript (agent, session): the lease its writes are fenced with, while a turn holds it. */
+  readonly #fencedTranscripts = new Map<string, SessionLease>();
   #closed = false;
 
   constructor(
@@ -283,6 +290,19 @@ class SqliteStore implements SqliteSessionStore {
     this.queue = prepared ? new SqliteQueue(raw) : new KyselyQueue(this.#db);
     this.cron = prepared ? new SqliteCronState(raw) : new KyselyCronState(this.#db);
     this.channelState = prepared ? new SqliteChannelState(raw) : new KyselyChannelState(this.#db);
+    // A released lease fences nothing any more: the session's writes between turns are nobody's turn.
+    this.leases = new SqliteSessionLeases(raw, (released) => {
+      for (const [key, lease] of this.#fencedTranscripts) {
+        if (lease.sessionKey === released.sessionKey && lease.token === released.token) {
+          this.#fencedTranscripts.delete(key);
+        }
+      }
+    });
+    this.#fence = new SqliteLeaseFence(raw);
+  }
+
+  fencedRuns(lease: SessionLease): RunsApi {
+    return fencedSqliteRuns(this.#raw, this.#fence, this.runs, lease);
   }
 
   async recover(): Promise<void> {
@@ -309,7 +329,8 @@ class SqliteStore implements SqliteSessionStore {
     const key = normalizeAgentId(agentId);
     const header = readOrCreateHeader(agent.statements, key, sessionId, init?.header);
     if (header === undefined) throw new TranscriptNotFoundError(agentId, sessionId);
-    return new SqliteTranscriptHandle(agent.statements, key, sessionId, header);
+    const handle = new SqliteTranscriptHandle(agent.statements, key, sessionId, header);
+    return new FencedTranscript(handle, this.#fence, this.#fencedTranscripts, `${key}\u0000${sessionId}`);
   }
 
   hasTranscript(agentId: string, sessionId: string): boolean {
@@ -343,8 +364,19 @@ class SqliteStore implements SqliteSessionStore {
     return fork;
   }
 
-  /** Nothing to load: SQLite transcripts read the file on every call. */
-  async loadTranscript(_agentId: string, _sessionId: string): Promise<void> {}
+  /**
+   * Nothing to load (SQLite transcripts read the file on every call); with `lease`, the transcript's handles
+   * opened from now on check it before each write, until a load without one.
+   */
+  async loadTranscript(
+    agentId: string,
+    sessionId: string,
+    options: LoadTranscriptOptions = {},
+  ): Promise<void> {
+    const key = `${normalizeAgentId(agentId)}\u0000${sessionId}`;
+    if (options.lease === undefined) this.#fencedTranscripts.delete(key);
+    else this.#fencedTranscripts.set(key, options.lease);
+  }
 
   /** Folds the journaled appends into SQLite (they are durable already). */
   async flush(): Promise<void> {

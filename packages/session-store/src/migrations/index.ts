@@ -6,6 +6,7 @@ import { migration0003 } from "./0003-transcript-seq-index.ts";
 import { migration0004 } from "./0004-transcript-derived-leaf.ts";
 import { migration0005 } from "./0005-channel-state.ts";
 import { migration0006 } from "./0006-run-owner-start-time.ts";
+import { migration0007 } from "./0007-sqlite-session-leases.ts";
 import type { Migration } from "./types.ts";
 
 export type { Migration, SqlDialectName } from "./types.ts";
@@ -17,6 +18,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration0004,
   migration0005,
   migration0006,
+  migration0007,
 ];
 
 /** The schema version this code writes: the newest migration's version. */

@@ -79,6 +79,14 @@ export const SQLITE_MIGRATIONS: readonly CompiledSqliteMigration[] = [
     ],
     agent: [],
   },
+  {
+    version: 7,
+    name: "sqlite-session-leases",
+    controlPlane: [
+      'create table "session_leases" ("session_key" text primary key, "owner" text, "token" bigint not null, "expires_at" bigint not null, "owner_host" text, "owner_pid" integer, "owner_start_time" bigint, "owner_boot_id" text, "updated_at" bigint not null)',
+    ],
+    agent: [],
+  },
   // @generated-end
 ];
 

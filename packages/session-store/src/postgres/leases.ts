@@ -2,8 +2,8 @@
 // renewing and releasing a lease on a session key in the `session_leases` table (one row per key, its token
 // growing by one at every acquisition, so tokens are monotonic per session), the database clock as the only
 // clock (no skew between hosts), and the fencing check that writers run inside their own write transaction.
-// Also keeping a lease renewed while a long turn runs (`hold`). Does not own: what a lease holder does (the
-// kernel runs the turn) or in-process lanes (kernel/lanes.ts).
+// Does not own: the contract and keeping a lease renewed (../leases.ts, shared with SQLite), what a lease
+// holder does (the kernel runs the turn) or in-process lanes (kernel/lanes.ts).
 //
 // Why a table and row locks rather than advisory locks: an advisory lock lives as long as one connection, so
 // a holder that hangs (GC pause, network partition) keeps it forever, and a holder's writes through other
@@ -13,78 +13,18 @@
 // after a newer acquisition sees the newer token and is refused. No write of an old holder lands after a new
 // holder's lease began.
 import { type Kysely, sql } from "kysely";
-import { SessionStoreError } from "../errors.ts";
+import {
+  type AcquireOptions,
+  checkLeaseTtl,
+  holdLease,
+  type LeaseHold,
+  LeaseLostError,
+  type SessionLease,
+  type SessionLeasesApi,
+} from "../leases.ts";
 
-/** A held lease. `token` is the fencing token: larger than every earlier holder's for this session key. */
-export interface SessionLease {
-  readonly sessionKey: string;
-  readonly owner: string;
-  readonly token: number;
-  /** Database clock, epoch ms. */
-  readonly expiresAt: number;
-}
-
-/** The lease is no longer this holder's: it expired and another owner acquired it (a newer token exists). */
-export class LeaseLostError extends SessionStoreError {
-  override readonly name = "LeaseLostError";
-  readonly sessionKey: string;
-  readonly token: number;
-  readonly currentToken: number | undefined;
-  constructor(lease: SessionLease, currentToken: number | undefined, doing: string) {
-    super(
-      `${doing} refused by fencing: the lease on ${lease.sessionKey} held by ${lease.owner} with token ${lease.token} ` +
-        (currentToken === undefined
-          ? "does not exist"
-          : `was superseded (the current token is ${currentToken})`),
-    );
-    this.sessionKey = lease.sessionKey;
-    this.token = lease.token;
-    this.currentToken = currentToken;
-  }
-}
-
-export interface AcquireOptions {
-  /** Keep trying until this many ms have passed (default 0: one attempt). */
-  readonly waitMs?: number;
-  /** Between attempts (default 25 ms). */
-  readonly pollMs?: number;
-}
-
-export interface SessionLeasesApi {
-  /** The lease, or undefined when another owner holds an unexpired one (after `waitMs`). */
-  acquire(
-    sessionKey: string,
-    owner: string,
-    ttlMs: number,
-    options?: AcquireOptions,
-  ): Promise<SessionLease | undefined>;
-  /** Extends a lease that no newer token superseded (even if it expired meanwhile); throws `LeaseLostError` otherwise. */
-  renew(lease: SessionLease, ttlMs: number): Promise<SessionLease>;
-  /** Ends the lease now (its token stays, so the next one is larger). False when it was already superseded. */
-  release(lease: SessionLease): Promise<boolean>;
-  /** The current row (holder, token, expiry), expired or not. */
-  current(sessionKey: string): Promise<SessionLease | undefined>;
-  /**
-   * Acquires (as `acquire`) and keeps the lease renewed every `ttlMs / 3` until `release()`, for a turn that
-   * may outlast one TTL. `lost` aborts (with the `LeaseLostError`) when a renewal finds a newer token.
-   */
-  hold(
-    sessionKey: string,
-    owner: string,
-    ttlMs: number,
-    options?: AcquireOptions,
-  ): Promise<LeaseHold | undefined>;
-}
-
-/** A lease kept renewed in the background. */
-export interface LeaseHold {
-  /** The lease as last renewed (its token never changes). */
-  readonly lease: SessionLease;
-  /** Aborted when the lease was lost; its `reason` is the `LeaseLostError`. */
-  readonly lost: AbortSignal;
-  /** Stops renewing and releases the lease (false when it had been lost). */
-  release(): Promise<boolean>;
-}
+// The contract lives with the backend-neutral store (../leases.ts); these names stay importable from here.
+export { type AcquireOptions, type LeaseHold, LeaseLostError, type SessionLease, type SessionLeasesApi };
 
 /** Epoch ms on the database's clock. */
 const DB_NOW = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
@@ -105,12 +45,6 @@ function toLease(row: LeaseRow): SessionLease {
   };
 }
 
-function checkTtl(ttlMs: number): void {
-  if (!Number.isInteger(ttlMs) || ttlMs <= 0) {
-    throw new SessionStoreError(`lease ttlMs must be a positive integer (got ${ttlMs})`);
-  }
-}
-
 export class PostgresSessionLeases implements SessionLeasesApi {
   readonly #db: Kysely<unknown>;
 
@@ -124,7 +58,7 @@ export class PostgresSessionLeases implements SessionLeasesApi {
     ttlMs: number,
     options: AcquireOptions = {},
   ): Promise<SessionLease | undefined> {
-    checkTtl(ttlMs);
+    checkLeaseTtl(ttlMs);
     const deadline = Date.now() + (options.waitMs ?? 0);
     for (;;) {
       // One statement: the row lock of ON CONFLICT DO UPDATE makes concurrent acquirers take turns, and the
@@ -144,7 +78,7 @@ export class PostgresSessionLeases implements SessionLeasesApi {
   }
 
   async renew(lease: SessionLease, ttlMs: number): Promise<SessionLease> {
-    checkTtl(ttlMs);
+    checkLeaseTtl(ttlMs);
     const { rows } = await sql<LeaseRow>`
       UPDATE session_leases SET expires_at = ${DB_NOW} + ${ttlMs}, updated_at = ${DB_NOW}
       WHERE session_key = ${lease.sessionKey} AND token = ${lease.token}
@@ -163,47 +97,13 @@ export class PostgresSessionLeases implements SessionLeasesApi {
     return Number(result.numAffectedRows ?? 0n) === 1;
   }
 
-  async hold(
+  hold(
     sessionKey: string,
     owner: string,
     ttlMs: number,
     options: AcquireOptions = {},
   ): Promise<LeaseHold | undefined> {
-    const acquired = await this.acquire(sessionKey, owner, ttlMs, options);
-    if (acquired === undefined) return undefined;
-    let lease: SessionLease = acquired;
-    const controller = new AbortController();
-    let renewing: Promise<unknown> = Promise.resolve();
-    const timer = setInterval(
-      () => {
-        renewing = this.renew(lease, ttlMs).then(
-          (renewed) => {
-            lease = renewed;
-          },
-          (error: unknown) => {
-            // A lost lease stops the renewals; a failed round trip is retried by the next tick.
-            if (error instanceof LeaseLostError) {
-              clearInterval(timer);
-              controller.abort(error);
-            }
-          },
-        );
-      },
-      Math.max(1, Math.floor(ttlMs / 3)),
-    );
-    timer.unref();
-    return {
-      get lease() {
-        return lease;
-      },
-      lost: controller.signal,
-      release: async () => {
-        clearInterval(timer);
-        await renewing;
-        if (controller.signal.aborted) return false;
-        return this.release(lease);
-      },
-    };
+    return holdLease(this, sessionKey, owner, ttlMs, options);
   }
 
   async current(sessionKey: string): Promise<SessionLease | undefined> {

@@ -9,6 +9,7 @@ import { type AuthStateApi, KyselyAuthState } from "../auth-state.ts";
 import { type ChannelStateApi, KyselyChannelState } from "../channel-state.ts";
 import { type CronStateApi, KyselyCronState } from "../cron-state.ts";
 import { SessionStoreError, TranscriptNotFoundError } from "../errors.ts";
+import type { LeasingSessionStore, LoadTranscriptOptions } from "../leases.ts";
 import type { AppliedMigration } from "../migrator.ts";
 import { KyselyQueue, type QueueApi } from "../queue.ts";
 import {
@@ -27,7 +28,7 @@ import {
 import type { ControlPlaneDatabase } from "../schema.ts";
 import { KyselySessions, type SessionsApi } from "../sessions.ts";
 import { normalizeAgentId } from "../state-dir.ts";
-import type { ForkTranscriptOptions, SchemaInfo, SessionStore } from "../store.ts";
+import type { ForkTranscriptOptions, SchemaInfo } from "../store.ts";
 import type { TranscriptHeader } from "../transcript.ts";
 import { connectPostgres, type PostgresConnection, type PostgresConnectionOptions } from "./connection.ts";
 import { assertFence, PostgresSessionLeases, type SessionLease, type SessionLeasesApi } from "./leases.ts";
@@ -59,13 +60,10 @@ export interface OpenPostgresSessionStoreOptions extends PostgresConnectionOptio
   readonly owners?: OwnerHeartbeatOptions;
 }
 
-export interface LoadTranscriptOptions {
-  /** Fence every later flush of this transcript with this lease (refused once a newer token exists). */
-  readonly lease?: SessionLease;
-}
+export type { LoadTranscriptOptions };
 
 /** The PostgreSQL store: the `SessionStore` contract plus leases, fencing and the transcript buffer's calls. */
-export interface PostgresSessionStore extends SessionStore {
+export interface PostgresSessionStore extends LeasingSessionStore {
   /** The schema holding the tables. */
   readonly schemaName: string;
   readonly leases: SessionLeasesApi;

@@ -22,7 +22,7 @@ import {
 } from "../runs.ts";
 import type { ControlPlaneDatabase, RunEventsTable, RunsTable } from "../schema.ts";
 
-type RunRow = Selectable<RunsTable>;
+export type RunRow = Selectable<RunsTable>;
 type UpdateValues = [
   provider: string | null,
   model: string | null,
@@ -100,6 +100,16 @@ export class SqliteRuns extends KyselyRuns {
   }
 
   override async start(input: StartRunInput): Promise<RunRecord> {
+    const row = this.insertRow(input);
+    // Inserted: the row is exactly these values. Not inserted: the same runId again (the rules decide).
+    return row === undefined ? super.start(input) : toRunRecord(row);
+  }
+
+  // The synchronous writes of start, update, finish and appendEvents, so that ./fenced.ts can run each inside
+  // its fencing transaction.
+
+  /** Inserts the run; undefined when a run with its id exists already (nothing was written). */
+  insertRow(input: StartRunInput): RunRow | undefined {
     const now = input.startedAt ?? Date.now();
     const owner = this.#ownerColumns;
     const row: RunRow = {
@@ -144,23 +154,40 @@ export class SqliteRuns extends KyselyRuns {
       row.owner_boot_id,
       row.updated_at,
     );
-    // Inserted: the row is exactly these values. Not inserted: the same runId again (the rules decide).
-    if (inserted.changes === 1) return toRunRecord(row);
-    return super.start(input);
+    return inserted.changes === 1 ? row : undefined;
+  }
+
+  /** The updated row; undefined when there is no such run. */
+  updateRow(runId: string, update: RunUpdate): RunRow | undefined {
+    return this.#updateRun.get(...updateValues(update), Date.now(), runId);
+  }
+
+  /** The finished row (with its events); undefined when the run is not running (final already, or missing). */
+  finishRunRow(runId: string, input: FinishRunInput): RunRow | undefined {
+    return input.events === undefined || input.events.length === 0
+      ? this.#finishRow(runId, input)
+      : this.#finishWithEvents(runId, input);
+  }
+
+  /** Appends the events in one transaction (a savepoint inside a caller's). */
+  appendEventsNow(runId: string, events: readonly RunEvent[]): void {
+    if (events.length > 0) this.#appendEvents(runId, events);
   }
 
   override async update(runId: string, update: RunUpdate): Promise<RunRecord> {
-    const row = this.#updateRun.get(...updateValues(update), Date.now(), runId);
+    const row = this.updateRow(runId, update);
     if (row === undefined) throw new RecordNotFoundError(`no run ${runId}`);
     return toRunRecord(row);
   }
 
   override async finish(runId: string, input: FinishRunInput): Promise<RunRecord> {
-    const row =
-      input.events === undefined || input.events.length === 0
-        ? this.#finishRow(runId, input)
-        : this.#finishWithEvents(runId, input);
+    const row = this.finishRunRow(runId, input);
     if (row !== undefined) return toRunRecord(row);
+    return this.finishedAlready(runId, input);
+  }
+
+  /** `finish` of a run that was not running: the rules of a repeated finish. */
+  async finishedAlready(runId: string, input: FinishRunInput): Promise<RunRecord> {
     // Not running (already final, or no such run): the rules of a repeated finish apply.
     const stored = await this.get(runId);
     if (stored === undefined) throw new RecordNotFoundError(`no run ${runId}`);
@@ -192,8 +219,7 @@ export class SqliteRuns extends KyselyRuns {
   }
 
   override async appendEvents(runId: string, events: readonly RunEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    this.#appendEvents(runId, events);
+    this.appendEventsNow(runId, events);
   }
 }
 
