@@ -1,5 +1,5 @@
-// The SQLite fast path of the runs API: the calls every turn makes (start, update, finish, get, appendEvents)
-// as better-sqlite3 statements prepared once per store, with the same rules and errors as `KyselyRuns`
+// The SQLite fast path of the runs API: the calls every turn makes (start, update, finish, get, appendEvents,
+// listForSession) as better-sqlite3 statements prepared once per store, with the same rules and errors as `KyselyRuns`
 // (which stays the implementation for everything else and for PostgreSQL). Owns: those statements and doing
 // each call's reads and writes in as few statements as SQLite allows (`RETURNING` instead of a read after
 // the write; a run just inserted is answered from its own values). Does not own: the rules (runs.ts).
@@ -21,6 +21,7 @@ import {
   toRunRecord,
 } from "../runs.ts";
 import type { ControlPlaneDatabase, RunEventsTable, RunsTable } from "../schema.ts";
+import type { SessionRef } from "../sessions.ts";
 
 export type RunRow = Selectable<RunsTable>;
 type UpdateValues = [
@@ -43,6 +44,7 @@ export class SqliteRuns extends KyselyRuns {
   readonly #ownerColumns: RunOwner;
   readonly #insertRun: Database.Statement<unknown[]>;
   readonly #selectRun: Database.Statement<[string], RunRow>;
+  readonly #listForSession: Database.Statement<[string, string, number], RunRow>;
   readonly #updateRun: Database.Statement<[...UpdateValues, number, string], RunRow>;
   readonly #finishRun: Database.Statement<
     [...UpdateValues, string, number, string | null, string | null, number, string],
@@ -61,6 +63,11 @@ export class SqliteRuns extends KyselyRuns {
         "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, '[]', ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
     );
     this.#selectRun = raw.prepare("SELECT * FROM runs WHERE run_id = ?");
+    // The kernel asks at every turn under a lease (a run left running by a holder that lost it): without this
+    // statement the first turn of a process would load Kysely for it.
+    this.#listForSession = raw.prepare(
+      "SELECT * FROM runs WHERE agent_id = ? AND session_key = ? ORDER BY started_at DESC, run_id DESC LIMIT ?",
+    );
     this.#updateRun = raw.prepare(
       `UPDATE runs SET ${UPDATE_COLUMNS}, updated_at = ? WHERE run_id = ? RETURNING *`,
     );
@@ -211,6 +218,14 @@ export class SqliteRuns extends KyselyRuns {
       endedAt,
       runId,
     );
+  }
+
+  override async listForSession(
+    ref: SessionRef,
+    options: { readonly limit?: number } = {},
+  ): Promise<RunRecord[]> {
+    // A negative LIMIT is no limit in SQLite.
+    return this.#listForSession.all(ref.agentId, ref.sessionKey, options.limit ?? -1).map(toRunRecord);
   }
 
   override async get(runId: string): Promise<RunRecord | undefined> {
