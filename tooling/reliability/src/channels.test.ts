@@ -20,6 +20,9 @@ import { createWebchatChannel } from "@agent-kernel/channels-webchat";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { clearErrorOrResult } from "./support/expect-clear.ts";
+import { countInputs } from "./support/summary.ts";
+
+const inputs = countInputs("channel input properties");
 
 describe("web chat token", () => {
   it("every API call without the right Bearer token is refused; with it, the message is accepted", async () => {
@@ -178,7 +181,7 @@ describe("Slack request signatures", () => {
           expect(check.ok).toBe(expectOk);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: inputs(300) },
     );
   });
 });
@@ -222,7 +225,7 @@ describe("inbound normalisers", () => {
           (message) => message.startsWith("invalid inbound message: "),
         );
       }),
-      { numRuns: 400 },
+      { numRuns: inputs(400) },
     );
   });
 
@@ -277,7 +280,7 @@ describe("inbound normalisers", () => {
           normalizeSlackEvent(value, { accountId: "default", botUserId: "UBOT", botId: "BBOT" }, "T1"),
         );
       }),
-      { numRuns: 400 },
+      { numRuns: inputs(400) },
     );
   });
 
@@ -304,7 +307,7 @@ describe("inbound normalisers", () => {
         );
         expect(message === undefined || typeof message === "object").toBe(true);
       }),
-      { numRuns: 400 },
+      { numRuns: inputs(400) },
     );
   });
 
@@ -389,7 +392,7 @@ describe("inbound normalisers", () => {
           ),
         );
       }),
-      { numRuns: 400 },
+      { numRuns: inputs(400) },
     );
   });
 });

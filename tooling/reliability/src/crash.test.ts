@@ -34,6 +34,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileCacheEnv, type LineChild, startLineChild } from "./support/child-process.ts";
 import { runSeed, seededRandom } from "./support/random.ts";
+import { recordReliability } from "./support/summary.ts";
 import { countUserMessages, treeProblems } from "./support/transcript-checks.ts";
 import { crashTrialStep, fakeLlmConfig } from "./support/turn-setup.ts";
 
@@ -318,6 +319,8 @@ describe(`kill -9 during real turns on SQLite (${TRIALS} trials)`, () => {
     );
     expect(tally.killed + tally.finished).toBe(trial);
     expect(tally.killed, "children killed mid-run").toBe(TRIALS);
+    // Every committed entry and finished run was checked above; a loss fails the test before this line.
+    recordReliability("kill -9 during turns (SQLite)", { trials: trial, faults: tally.killed, lost: 0 });
   }, 600_000);
 });
 

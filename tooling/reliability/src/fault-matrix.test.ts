@@ -21,6 +21,7 @@ import { createKernel, type TurnOutcome } from "@agent-kernel/kernel";
 import { openSessionStore, type SqliteSessionStore } from "@agent-kernel/session-store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomInt, runSeed, seededRandom } from "./support/random.ts";
+import { recordReliability } from "./support/summary.ts";
 import { countUserMessages, treeProblems } from "./support/transcript-checks.ts";
 import { fakeLlmConfig, lastIsToolResult, lastUserText } from "./support/turn-setup.ts";
 
@@ -230,5 +231,7 @@ describe(`fault matrix: ${SESSIONS} sessions × ${TURNS} turns at once over HTTP
             : `error:${faultClass}`;
       expect(served.get(kind) ?? 0, `fault ${faultClass} served`).toBeGreaterThan(0);
     }
+    const faults = llm.requests.filter((request) => request.served !== "response").length;
+    recordReliability("fault matrix (HTTP faults under load)", { trials: SESSIONS * TURNS, faults, lost: 0 });
   }, 180_000);
 });

@@ -34,7 +34,10 @@ import {
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { clearErrorOrResult } from "./support/expect-clear.ts";
+import { countInputs } from "./support/summary.ts";
 import { treeProblems } from "./support/transcript-checks.ts";
+
+const inputs = countInputs("bad-input fuzzing");
 
 const RUNS = 300;
 const baseConfig: KernelConfig = parseConfig({}, { env: {} });
@@ -132,7 +135,7 @@ describe("config", () => {
         );
         if (config !== undefined) expect(config.agents.defaults).toBeTypeOf("object");
       }),
-      { numRuns: RUNS },
+      { numRuns: inputs(RUNS) },
     );
   });
 
@@ -147,7 +150,7 @@ describe("config", () => {
           expect(error.issues.length).toBeGreaterThan(0);
         }
       }),
-      { numRuns: RUNS },
+      { numRuns: inputs(RUNS) },
     );
   });
 
@@ -161,7 +164,7 @@ describe("config", () => {
           (message) => message.includes(name),
         );
       }),
-      { numRuns: 50 },
+      { numRuns: inputs(50) },
     );
   });
 });
@@ -201,7 +204,7 @@ describe("session keys", () => {
         if (parsed !== null) expect(parsed.agentId.length).toBeGreaterThan(0);
         expect(classifySessionKeyShape(key)).toBeTypeOf("string");
       }),
-      { numRuns: RUNS },
+      { numRuns: inputs(RUNS) },
     );
   });
 
@@ -222,7 +225,7 @@ describe("session keys", () => {
           expect(identity.agentId.length).toBeGreaterThan(0);
         }
       }),
-      { numRuns: RUNS },
+      { numRuns: inputs(RUNS) },
     );
   });
 });
@@ -255,7 +258,7 @@ describe("model refs", () => {
           expect(resolved.ref.model.length).toBeGreaterThan(0);
         }
       }),
-      { numRuns: RUNS },
+      { numRuns: inputs(RUNS) },
     );
   });
 });
@@ -292,7 +295,7 @@ describe("kernel inputs", () => {
           );
         },
       ),
-      { numRuns: RUNS },
+      { numRuns: inputs(RUNS) },
     );
   });
 });
@@ -344,7 +347,7 @@ describe("reply directives and reasoning tags", () => {
         expect(stripped).toBeTypeOf("string");
         expect(stripped.length).toBeLessThanOrEqual(text.length);
       }),
-      { numRuns: RUNS },
+      { numRuns: inputs(RUNS) },
     );
   });
 
@@ -360,7 +363,7 @@ describe("reply directives and reasoning tags", () => {
         accumulator.consume("", { final: true });
         stripper.finish();
       }),
-      { numRuns: RUNS },
+      { numRuns: inputs(RUNS) },
     );
   });
 });
@@ -414,7 +417,7 @@ describe("legacy import files", () => {
         const sessions = parseOpenClawSessionIndex(index, "sessions.json");
         if (!sessions.ok) expect(sessions.reason.length).toBeGreaterThan(0);
       }),
-      { numRuns: RUNS },
+      { numRuns: inputs(RUNS) },
     );
   });
 
@@ -467,7 +470,7 @@ describe("legacy import files", () => {
             expect(treeProblems(keptEntries)).toEqual([]);
           },
         ),
-        { numRuns: 40 },
+        { numRuns: inputs(40) },
       );
       const after = JSON.stringify({
         entries: kept.getEntries().slice(0, 1),

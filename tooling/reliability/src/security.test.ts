@@ -28,7 +28,10 @@ import {
 import { buildDefaultTools, WorkspacePathError } from "@agent-kernel/turn-pipeline";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { countInputs } from "./support/summary.ts";
 import { fakeLlmConfig } from "./support/turn-setup.ts";
+
+const inputs = countInputs("security properties");
 
 let root: string;
 let workspaceDir: string;
@@ -164,7 +167,7 @@ describe("file tools stay inside the workspace", () => {
         const rel = relative(realWorkspace, real);
         expect(rel.startsWith("..") || rel.startsWith("/"), `${target} was written at ${real}`).toBe(false);
       }),
-      { numRuns: 200 },
+      { numRuns: inputs(200) },
     );
     expect(snapshot(outsideDir)).toEqual(outsideBefore);
     expect(written, "some generated paths were inside and written").toBeGreaterThan(0);
