@@ -88,6 +88,14 @@ export {
   type StateDirSource,
 } from "./state-dir.ts";
 export {
+  controlPlanePathOf,
+  findStorageFailure,
+  StorageFailure,
+  type StorageFailureKind,
+  type StorageRow,
+  toStorageFailure,
+} from "./storage-errors.ts";
+export {
   type ForkTranscriptOptions,
   type OpenSessionStoreOptions,
   openSessionStore,
@@ -98,6 +106,7 @@ export {
 export {
   type AppendReplay,
   canonicalJson,
+  type QuarantinedRow,
   type SqliteTranscript,
   type Transcript,
   type TranscriptEntry,

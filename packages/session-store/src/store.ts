@@ -10,6 +10,7 @@ import type { Kysely } from "kysely";
 import { type AuthStateApi, KyselyAuthState } from "./auth-state.ts";
 import { type ChannelStateApi, KyselyChannelState } from "./channel-state.ts";
 import { type CronStateApi, KyselyCronState } from "./cron-state.ts";
+import { refuseForeignDatabaseFile } from "./database-file-check.ts";
 import { SessionStoreError, StoreOpenError, TranscriptNotFoundError } from "./errors.ts";
 import type { LeasingSessionStore, LoadTranscriptOptions, SessionLease } from "./leases.ts";
 import {
@@ -429,6 +430,8 @@ class SqliteStore implements SqliteSessionStore {
     const cached = this.#agents.get(key);
     if (cached !== undefined) return cached;
     const path = agentDatabasePath(this.stateDir, key);
+    // An existing empty file is refused, not opened as a new empty history (database-file-check.ts).
+    refuseForeignDatabaseFile(path);
     const raw = openSqliteFile(path, this.#sqliteOptions, this.stateDir);
     try {
       migrateOrExplain(raw, path, "agent");

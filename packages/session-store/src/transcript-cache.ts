@@ -7,7 +7,9 @@
 // updated or deleted by the store), and SQLite gives every new row a seq larger than any committed row, so a
 // cached session only ever needs the rows with a larger seq than the last one it saw. A database is named by
 // its path and the random identity its migration 4 wrote, so a file replaced at the same path starts cold.
-import type { TranscriptEntry } from "./transcript.ts";
+// A row whose body turns out damaged stays where it is (transcript-quarantine.ts lists it elsewhere), so the
+// append-only shape holds; the cache only remembers to skip it.
+import type { TranscriptEntry } from "./transcript-types.ts";
 
 /** What a cached session costs besides its entries' JSON: ids, parents, seqs and map slots, per entry. */
 const SHAPE_BYTES_PER_ENTRY = 96;
@@ -32,6 +34,11 @@ export class CachedSession {
   readonly entries: (TranscriptEntry | undefined)[] = [];
   /** Stored JSON of entries this process appended, by position, until a read parses them. */
   readonly unparsedBodies = new Map<number, string>();
+  /**
+   * Positions of rows whose stored body was found damaged and set aside (transcript-quarantine.ts): every
+   * read skips them, and a branch stops before them. Never parsed again while this session stays cached.
+   */
+  readonly quarantined = new Set<number>();
   /**
    * The connection that last proved this session current, and its `PRAGMA data_version` then: while that
    * connection's data_version is unchanged no other connection has committed anything, so what this process

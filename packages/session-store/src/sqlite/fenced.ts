@@ -22,6 +22,7 @@ import {
   toRunRecord,
 } from "../runs.ts";
 import type {
+  QuarantinedRow,
   SqliteTranscript,
   TranscriptEntry,
   TranscriptEntryDraft,
@@ -224,5 +225,8 @@ export class FencedTranscript implements SqliteTranscript {
   }
   count(): number {
     return this.#inner.count();
+  }
+  quarantined(): QuarantinedRow[] {
+    return this.#inner.quarantined?.() ?? [];
   }
 }
