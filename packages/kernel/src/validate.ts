@@ -3,7 +3,14 @@
 // package's style (its `issuesFromZod`, `knownKeysOf` and `formatPath`). Owns: the shapes' rules (types, ranges, unknown
 // keys). Does not own: whether an agent, model or thinking level exists (runtime-resolver says so with its
 // own errors) or the config's validity (config).
-import { describeFound, formatPath, issuesFromZod, knownKeysOf, QUEUE_MODES } from "@agent-kernel/config";
+import {
+  describeFound,
+  formatPath,
+  issuesFromZod,
+  type KernelConfig,
+  knownKeysOf,
+  QUEUE_MODES,
+} from "@agent-kernel/config";
 import { z } from "zod";
 import type { SessionKernelInput, TurnInput } from "./types.ts";
 
@@ -60,7 +67,14 @@ const runOptionsSchema = z.strictObject({
   useSessionContextTokens: z.boolean().optional(),
 });
 
-const configSchema = z.custom<NonNullable<SessionKernelInput["config"]>>(
+/**
+ * The schema of a session input's `config`: a parsed `KernelConfig`, checked only for its outline (the config
+ * package validates the rest). An interface, so the published .d.ts names it instead of inlining the whole
+ * config type (a thousand lines that did not compile in a strict consumer).
+ */
+export interface KernelConfigSchema extends z.ZodCustom<KernelConfig, KernelConfig> {}
+
+const configSchema: KernelConfigSchema = z.custom<KernelConfig>(
   (value) =>
     typeof value === "object" &&
     value !== null &&
