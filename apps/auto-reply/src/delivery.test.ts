@@ -3,7 +3,14 @@
 
 import { TestChannel } from "@agent-kernel/channels-core/testing";
 import { describe, expect, it } from "vitest";
-import { finalPayloadsToSend, outboundFor, userFacingError, userFacingErrorClasses } from "./delivery.ts";
+import {
+  finalPayloadsToSend,
+  maxMessagesPerReplyFor,
+  outboundFor,
+  ReplyMessageBudget,
+  userFacingError,
+  userFacingErrorClasses,
+} from "./delivery.ts";
 
 const inbound = new TestChannel().inbound({
   text: "hi",
@@ -124,5 +131,42 @@ describe("userFacingError", () => {
       "⚠️ Agent failed before reply: roles must alternate.",
     );
     expect(userFacingError(failed("format", "x".repeat(500)))?.length).toBeLessThan(240);
+  });
+});
+
+describe("ReplyMessageBudget", () => {
+  const sent = (count: number) => ({
+    messages: Array.from({ length: count }, (_, index) => ({ messageId: `m${index}`, chatId: "c" })),
+  });
+
+  it("gives each send what is left minus what later sends need, and counts what sends became", () => {
+    const budget = new ReplyMessageBudget(10);
+    expect(budget.allowance(1)).toBe(9);
+    budget.spend(sent(9));
+    expect(budget.allowance(1)).toBeUndefined();
+    budget.holdBackBlock();
+    expect(budget.allowance(0)).toBe(1);
+    budget.spend(undefined);
+    expect(budget.remaining).toBe(1);
+    budget.spend({
+      ...sent(1),
+      limited: { limit: 1, wouldBe: 4, shownChunks: 0, omittedChars: 9000, handling: "attached" },
+    });
+    expect(budget.allowance(0)).toBeUndefined();
+    budget.skipSend();
+    expect(budget.report()).toEqual({
+      limit: 10,
+      sends: [{ limit: 1, wouldBe: 4, shownChunks: 0, omittedChars: 9000, handling: "attached" }],
+      heldBackBlocks: 1,
+      skippedSends: 1,
+    });
+  });
+
+  it("reports nothing for a reply within the limit, refuses a bad limit, reads the channel's", () => {
+    const budget = new ReplyMessageBudget(3);
+    budget.spend(sent(3));
+    expect(budget.report()).toBeUndefined();
+    expect(() => new ReplyMessageBudget(0)).toThrow(/maxMessagesPerReply must be a positive integer, got 0/);
+    expect(maxMessagesPerReplyFor({ channels: {} }, "telegram")).toBe(10);
   });
 });

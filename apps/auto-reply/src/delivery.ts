@@ -1,18 +1,24 @@
 // What the gateway sends to a channel for one turn, as pure functions: reply payloads into outbound messages
-// (reply threading, media), which final payloads still need sending once blocks were streamed, and the one
-// short user-facing message for each class of surfaced error. Also the gateway's declared delivery policy
+// (reply threading, media), which final payloads still need sending once blocks were streamed, the one
+// short user-facing message for each class of surfaced error, and the reply's message budget across its
+// sends (`channels.<id>.maxMessagesPerReply`; the per-send rule is channels-core's `planReplyMessages`, applied
+// by the adapters) with the run event that records a hit. Also the gateway's declared delivery policy
 // (docs/entry-points.md, checked by tooling/parity). Owns those rules. Does not own sending (gateway.ts), silent
 // tokens or the messaging-tool duplicate filter (the kernel's ReplyStream drops those payloads before they
 // reach the outcome), or formatting for a channel's dialect (the adapter).
-import type {
-  InboundMessage,
-  MediaItem,
-  MediaKind,
-  OutboundMessage,
-  OutboundTarget,
-  ReplyPayload,
+import {
+  DEFAULT_MAX_MESSAGES_PER_REPLY,
+  type InboundMessage,
+  type MediaItem,
+  type MediaKind,
+  type OutboundMessage,
+  type OutboundTarget,
+  type ReplyLimitReport,
+  type ReplyPayload,
+  type SendResult,
 } from "@agent-kernel/channels-core";
-import { TURN_LIMIT_REASONS, type TurnOutcome } from "@agent-kernel/kernel";
+import type { KernelConfig } from "@agent-kernel/config";
+import { type AnyKernelStore, TURN_LIMIT_REASONS, type TurnOutcome } from "@agent-kernel/kernel";
 
 /**
  * How an entry point delivers a turn, declared so it can be documented and tested (tooling/parity). Every
@@ -190,4 +196,114 @@ export function userFacingErrorClasses(): readonly {
   readonly message: string;
 }[] {
   return REASON_CLASSES.map(([reasons, message]) => ({ reasons, message }));
+}
+
+/** `channels.<id>.maxMessagesPerReply` of the channel a reply goes to (default 10). */
+export function maxMessagesPerReplyFor(config: Pick<KernelConfig, "channels">, channel: string): number {
+  return config.channels[channel]?.maxMessagesPerReply ?? DEFAULT_MAX_MESSAGES_PER_REPLY;
+}
+
+/**
+ * The messages one turn's reply may still become. Every send of the reply (streamed blocks, final payloads,
+ * the error line) draws on it through `OutboundMessage.maxMessages`, so a reply split across payloads or
+ * streamed as blocks stays within the limit as a whole; within one send the adapter applies the rule. A block
+ * always leaves one message for the end: once only that one is left, blocks are held back and the final
+ * delivery carries the reply (as `reply.md` where the channel uploads files).
+ */
+export class ReplyMessageBudget {
+  readonly limit: number;
+  #remaining: number;
+  readonly #limited: ReplyLimitReport[] = [];
+  #heldBackBlocks = 0;
+  #skippedSends = 0;
+
+  constructor(limit: number) {
+    if (!(Number.isInteger(limit) && limit >= 1))
+      throw new RangeError(`maxMessagesPerReply must be a positive integer, got ${limit}`);
+    this.limit = limit;
+    this.#remaining = limit;
+  }
+
+  get remaining(): number {
+    return this.#remaining;
+  }
+
+  /** The `maxMessages` of a send that must leave `reserve` messages to the sends after it; undefined: none. */
+  allowance(reserve = 0): number | undefined {
+    const left = this.#remaining - reserve;
+    return left >= 1 ? left : undefined;
+  }
+
+  /** Counts what a send became (nothing for a failed send) and keeps the adapter's limit report. */
+  spend(result: SendResult | undefined): void {
+    if (result === undefined) return;
+    this.#remaining = Math.max(0, this.#remaining - result.messages.length);
+    if (result.limited !== undefined) this.#limited.push(result.limited);
+  }
+
+  /** A block not sent because only the reply's last message was left. */
+  holdBackBlock(): void {
+    this.#heldBackBlocks += 1;
+  }
+
+  /** A final payload not sent because the earlier ones used every message. */
+  skipSend(): void {
+    this.#skippedSends += 1;
+  }
+
+  /** Whether the limit was hit, and how: for the turn's record and its run's `delivery` event. */
+  report(): DeliveryLimitRecord | undefined {
+    if (this.#limited.length === 0 && this.#heldBackBlocks === 0 && this.#skippedSends === 0)
+      return undefined;
+    return {
+      limit: this.limit,
+      sends: this.#limited,
+      heldBackBlocks: this.#heldBackBlocks,
+      skippedSends: this.#skippedSends,
+    };
+  }
+}
+
+/** A reply that hit `maxMessagesPerReply`: recorded on the handled turn and as its run's `delivery` event. */
+export interface DeliveryLimitRecord {
+  readonly limit: number;
+  /** The adapters' reports of the sends they cut short (attached as reply.md, or truncated with a notice). */
+  readonly sends: readonly ReplyLimitReport[];
+  /** Streamed blocks held back once only the last message was left (the final delivery carried them). */
+  readonly heldBackBlocks: number;
+  /** Final payloads not sent because earlier ones used every message. */
+  readonly skippedSends: number;
+}
+
+/** One log line for a reply that hit the limit. */
+export function deliveryLimitLine(runId: string, channel: string, record: DeliveryLimitRecord): string {
+  const sends = record.sends.map(
+    (send) =>
+      `${send.wouldBe} messages cut to ${send.shownChunks}${send.handling === "attached" ? " + reply.md" : ` + a notice (${send.omittedChars} characters left out)`}`,
+  );
+  const extra = [
+    ...(record.heldBackBlocks > 0 ? [`${record.heldBackBlocks} block(s) held back`] : []),
+    ...(record.skippedSends > 0 ? [`${record.skippedSends} payload(s) not sent`] : []),
+  ];
+  return `run ${runId}: the reply on ${channel} hit maxMessagesPerReply ${record.limit}: ${[...sends, ...extra].join("; ")}`;
+}
+
+/**
+ * Appends the hit to the run's events (stream `delivery`, after the run's last event): the run record says the
+ * reply was cut for the channel, next to what the model answered.
+ */
+export async function recordDeliveryLimit(
+  store: Pick<AnyKernelStore, "runs"> | undefined,
+  runId: string,
+  channel: string,
+  record: DeliveryLimitRecord,
+  now: number = Date.now(),
+): Promise<void> {
+  // a gateway over a kernel the caller owns, without its store, has nowhere to write: the log line stays
+  if (store === undefined) return;
+  const events = await store.runs.events(runId);
+  const seq = (events.at(-1)?.seq ?? -1) + 1;
+  await store.runs.appendEvents(runId, [
+    { seq, ts: now, stream: "delivery", data: { phase: "reply_message_limit", channel, ...record } },
+  ]);
 }

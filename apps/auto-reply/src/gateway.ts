@@ -30,8 +30,13 @@ import {
 } from "@agent-kernel/kernel";
 import {
   AUTO_REPLY_DELIVERY_POLICY,
+  type DeliveryLimitRecord,
+  deliveryLimitLine,
   finalPayloadsToSend,
+  maxMessagesPerReplyFor,
   outboundFor,
+  ReplyMessageBudget,
+  recordDeliveryLimit,
   targetFor,
   userFacingError,
 } from "./delivery.ts";
@@ -61,6 +66,8 @@ export interface HandledTurn {
   readonly error?: string;
   /** Aborted by the gateway's shutdown after the grace period. */
   readonly interrupted: boolean;
+  /** Set when the reply hit `channels.<id>.maxMessagesPerReply` (also the run's `delivery` event). */
+  readonly deliveryLimit?: DeliveryLimitRecord;
 }
 
 export interface AutoReplyGatewayOptions {
@@ -206,8 +213,11 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
     const channelSettings = config.channels[inbound.channel];
     const blocksToChannel = channelSettings?.blockStreaming !== "off";
     const hasMedia = channel.capabilities.media;
+    // one reply is at most maxMessagesPerReply messages, however many sends it takes
+    const budget = new ReplyMessageBudget(maxMessagesPerReplyFor(config, inbound.channel));
     let outcome: TurnOutcome | undefined;
     let error: string | undefined;
+    let deliveryLimit: DeliveryLimitRecord | undefined;
     try {
       const forceNew = pendingResets.delete(routed.sessionKey);
       const prepared = await kernel.prepareSession({
@@ -234,19 +244,25 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
               onBlockReply: async (payload) => {
                 const message = outboundFor(payload, inbound, { isBlock: true, channelHasMedia: hasMedia });
                 if (message === undefined) return;
+                const allowance = budget.allowance(1);
+                if (allowance === undefined) return budget.holdBackBlock();
                 streamed.push(payload);
-                await send(channel, message, sent);
+                budget.spend(await send(channel, { ...message, maxMessages: allowance }, sent));
               },
             }
           : {}),
         onFinal: async (payloads, result) => {
-          for (const payload of finalPayloadsToSend(payloads, streamed)) {
-            const message = outboundFor(payload, inbound, { isBlock: false, channelHasMedia: hasMedia });
-            if (message !== undefined) await send(channel, message, sent);
-          }
           const userError = userFacingError(result);
-          if (userError !== undefined)
-            await send(channel, { target: targetFor(inbound), text: userError }, sent);
+          const messages = finalPayloadsToSend(payloads, streamed)
+            .map((payload) => outboundFor(payload, inbound, { isBlock: false, channelHasMedia: hasMedia }))
+            .filter((message) => message !== undefined);
+          if (userError !== undefined) messages.push({ target: targetFor(inbound), text: userError });
+          for (const [index, message] of messages.entries()) {
+            // each later send keeps at least one message
+            const allowance = budget.allowance(messages.length - index - 1);
+            if (allowance === undefined) budget.skipSend();
+            else budget.spend(await send(channel, { ...message, maxMessages: allowance }, sent));
+          }
         },
         messageTool: {
           async send(request) {
@@ -268,6 +284,19 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
         delivery,
         ...(options.ownerIds === undefined ? {} : { ownerNumbers: options.ownerIds }),
       });
+      deliveryLimit = budget.report();
+      if (deliveryLimit !== undefined) {
+        log(deliveryLimitLine(outcome.runId, inbound.channel, deliveryLimit));
+        // the reply is out: failing to record the hit must not tell the user the turn failed
+        await recordDeliveryLimit(
+          ownedStore ?? options.store,
+          outcome.runId,
+          inbound.channel,
+          deliveryLimit,
+        ).catch((thrown: unknown) =>
+          log(`run ${outcome?.runId}: recording the delivery limit failed: ${errorText(thrown)}`),
+        );
+      }
       if (outcome.status !== "ok") {
         error = `run ${outcome.runId} ended ${outcome.status}${outcome.result.reason ? ` (${outcome.result.reason})` : ""}: ${outcome.result.errorMessage ?? ""}`;
         log(error);
@@ -298,6 +327,7 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
       messageToolSends,
       ...(error === undefined ? {} : { error }),
       interrupted,
+      ...(deliveryLimit === undefined ? {} : { deliveryLimit }),
     });
   }
 
