@@ -327,6 +327,8 @@ export class Kernel {
    * most often a process that died mid-turn: the store marks it interrupted once its owner is known gone.
    */
   async #recoverTakenOverRuns(prepared: PreparedSession, held: HeldSessionLease): Promise<void> {
+    // A lease its last holder released left nothing running (SQLite tells; PostgreSQL cannot: it checks).
+    if (held.lease.tookOver === false) return;
     const runtime = prepared.runtimeContext;
     const recent = await held.runs.listForSession(
       { agentId: runtime.agentId.value, sessionKey: runtime.sessionKey.value },

@@ -167,6 +167,12 @@ describe.each([
     expect(await store.leases.current(key)).toMatchObject({ token: 1, owner: "" });
     const second = await store.leases.acquire(key, "b", 60_000);
     expect(second).toMatchObject({ owner: "b", token: 2 });
+    // Whether the last holder left it unreleased: SQLite tells (PostgreSQL cannot, and says nothing).
+    if (backend.takesOverDeadHolders) {
+      expect([first.tookOver, second?.tookOver]).toEqual([false, false]);
+    } else {
+      expect(second?.tookOver).toBeUndefined();
+    }
     // The old holder's lease is superseded: renew throws, release reports false.
     await expect(store.leases.renew(first, 1000)).rejects.toBeInstanceOf(LeaseLostError);
     expect(await store.leases.release(first)).toBe(false);
@@ -179,6 +185,7 @@ describe.each([
     if (old === undefined) throw new Error("no lease");
     const next = await store.leases.acquire(key, "next", 60_000, { waitMs: 10_000, pollMs: 10 });
     expect(next).toMatchObject({ owner: "next", token: old.token + 1 });
+    if (backend.takesOverDeadHolders) expect(next?.tookOver).toBe(true);
     const runs = store.fencedRuns(old);
     await expect(
       runs.start({ runId: "expired-run", agentId: "main", sessionKey: key, sessionId: "s", entryPoint: "t" }),

@@ -21,6 +21,12 @@ export interface SessionLease {
   readonly token: number;
   /** When it lapses unless renewed, epoch ms (PostgreSQL: the database's clock; SQLite: this machine's). */
   readonly expiresAt: number;
+  /**
+   * Set by `acquire`: whether the previous holder never released it (it expired, or its process is gone), so
+   * what it left unfinished (a run still `running`) may need recovering. Undefined where the store cannot
+   * tell (PostgreSQL): assume it may.
+   */
+  readonly tookOver?: boolean;
 }
 
 /** The lease is no longer this holder's: it expired and another owner acquired it (a newer token exists). */

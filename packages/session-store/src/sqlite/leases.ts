@@ -34,12 +34,13 @@ interface LeaseRow {
   owner_boot_id: string | null;
 }
 
-function toLease(row: LeaseRow): SessionLease {
+function toLease(row: LeaseRow, tookOver?: boolean): SessionLease {
   return {
     sessionKey: row.session_key,
     owner: row.owner ?? "",
     token: Number(row.token),
     expiresAt: Number(row.expires_at),
+    ...(tookOver === undefined ? {} : { tookOver }),
   };
 }
 
@@ -81,7 +82,7 @@ export class SqliteLeaseFence {
 }
 
 export class SqliteSessionLeases implements SessionLeasesApi {
-  readonly #tryAcquire: (sessionKey: string, owner: string, ttlMs: number) => LeaseRow | undefined;
+  readonly #tryAcquire: (sessionKey: string, owner: string, ttlMs: number) => SessionLease | undefined;
   readonly #renew: Database.Statement<[number, number, string, number], LeaseRow>;
   readonly #release: Database.Statement<[number, string, number]>;
   readonly #select: Database.Statement<[string], LeaseRow>;
@@ -106,10 +107,15 @@ export class SqliteSessionLeases implements SessionLeasesApi {
       const start = ownProcessStart();
       const holder = [hostname(), process.pid, start?.startTime ?? null, start?.bootId ?? null] as const;
       const row = select.get(sessionKey);
-      if (row === undefined) return insert.get(sessionKey, owner, now + ttlMs, ...holder, now);
-      const free = row.owner === null || Number(row.expires_at) <= now || leaseHolderGone(row);
+      if (row === undefined) {
+        const inserted = insert.get(sessionKey, owner, now + ttlMs, ...holder, now);
+        return inserted === undefined ? undefined : toLease(inserted, false);
+      }
+      const released = row.owner === null;
+      const free = released || Number(row.expires_at) <= now || leaseHolderGone(row);
       if (!free) return undefined;
-      return takeOver.get(owner, now + ttlMs, ...holder, now, sessionKey, row.token);
+      const taken = takeOver.get(owner, now + ttlMs, ...holder, now, sessionKey, row.token);
+      return taken === undefined ? undefined : toLease(taken, !released);
     }).immediate;
     this.#renew = db.prepare<[number, number, string, number], LeaseRow>(
       "UPDATE session_leases SET expires_at = ?, updated_at = ? WHERE session_key = ? AND token = ? RETURNING *",
@@ -128,8 +134,8 @@ export class SqliteSessionLeases implements SessionLeasesApi {
     checkLeaseTtl(ttlMs);
     const deadline = Date.now() + (options.waitMs ?? 0);
     for (;;) {
-      const row = this.#tryAcquire(sessionKey, owner, ttlMs);
-      if (row !== undefined) return toLease(row);
+      const lease = this.#tryAcquire(sessionKey, owner, ttlMs);
+      if (lease !== undefined) return lease;
       if (Date.now() >= deadline) return undefined;
       await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 25));
     }
