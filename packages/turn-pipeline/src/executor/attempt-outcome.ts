@@ -12,6 +12,7 @@ import type { AttemptRun } from "./attempt-run.ts";
 import { assistantText } from "./event-bridge.ts";
 import type { Recovered } from "./recovery.ts";
 import { recordFallbackChain } from "./run-record.ts";
+import { STORAGE_REASON, storageFailureOf } from "./storage-failure.ts";
 import type { TurnScope } from "./turn-state.ts";
 import { stopMessage } from "./turn-stop.ts";
 import { omitFailedAssistant } from "./turn-transcript.ts";
@@ -86,6 +87,33 @@ export function classifyAttempt(turn: TurnScope, run: AttemptRun): AttemptOutcom
       partialText: last && lastFailed ? assistantText(last) : observation.streamingText.trim(),
     },
   };
+}
+
+/**
+ * The store could not take the attempt's transcript writes (a full disk, a read-only or damaged file): no
+ * recovery step helps and the binding refuses further writes, so the turn ends here with reason `storage`,
+ * whatever else happened. What the attempt delivered is kept — a reply the model produced was paid for and is
+ * shown, said to be unstored by the entry point. Returns whether it ended the turn.
+ */
+export function endOnStorageFailure(turn: TurnScope, run: AttemptRun, outcome: AttemptOutcome): boolean {
+  const { context, log, stopper, state } = turn;
+  const failure =
+    state.storeFailure === undefined ? undefined : storageFailureOf(state.storeFailure, context.store);
+  if (failure === undefined) return false;
+  const { base, last, lastFailed } = outcome;
+  const ended = { outcome: "error", reason: STORAGE_REASON, action: "stop" } as const;
+  state.attempts.push({ ...base, ...ended, error: failure.message });
+  log.emit("lifecycle", { phase: "attempt_end", ...base, ...ended });
+  state.payloads.push(...run.payloads.filter((payload) => !payload.isError));
+  state.finalText =
+    last !== undefined && !lastFailed ? assistantText(last) : run.observation.streamingText.trim();
+  state.partial = last === undefined || lastFailed;
+  state.status = "error";
+  state.reason = STORAGE_REASON;
+  state.errorMessage = failure.message;
+  run.session.dispose();
+  stopper.session = undefined;
+  return true;
 }
 
 /**

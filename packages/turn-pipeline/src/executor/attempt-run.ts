@@ -20,6 +20,7 @@ import type { ToolSandbox } from "../tools/index.ts";
 import { type AttemptObservation, bridgeSession } from "./event-bridge.ts";
 import { createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts";
 import type { Recovery } from "./recovery.ts";
+import { storageFailureOf } from "./storage-failure.ts";
 import { type BootstrapFile, buildKernelSystemPrompt } from "./system-prompt.ts";
 import { addUsage, type TurnScope } from "./turn-state.ts";
 import { sandboxPromptFacts } from "./turn-tools.ts";
@@ -179,7 +180,14 @@ export class AttemptRunner {
     }
     const payloads = reply.finish();
     unsubscribeCallbacks();
-    binding.flushWrites();
+    try {
+      binding.flushWrites();
+    } catch (error) {
+      // The store cannot take the attempt's entries (a full disk, a read-only or damaged file): the attempt
+      // still ends with what it got (its reply is shown, said to be unstored); any other refusal throws.
+      if (storageFailureOf(error, context.store) === undefined) throw error;
+      state.storeFailure ??= error instanceof Error ? error : new Error(String(error));
+    }
     for (const message of observation.assistantMessages) state.usage = addUsage(state.usage, message);
     return {
       index,

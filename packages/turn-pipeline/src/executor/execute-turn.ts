@@ -36,6 +36,7 @@ import {
   classifyAttempt,
   endAnswered,
   endOnLimit,
+  endOnStorageFailure,
   endStopped,
   endWithoutAttempt,
   recordFailure,
@@ -44,6 +45,7 @@ import { AttemptRunner } from "./attempt-run.ts";
 import { TurnEventLog } from "./event-bridge.ts";
 import { Recovery } from "./recovery.ts";
 import { finishRun } from "./run-record.ts";
+import { STORAGE_REASON, storageFailureOf } from "./storage-failure.ts";
 import { resolveTurnLimits, TurnLimits } from "./turn-limits.ts";
 import { newTurnState, type TurnScope } from "./turn-state.ts";
 import { TurnStopper } from "./turn-stop.ts";
@@ -137,7 +139,9 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       // The attempt's writes are stored before each of its model requests and once more when it ends.
       const run = await attempts.run(index, recovery);
       const outcome = classifyAttempt(turn, run);
-      // In this order: a limit hit, an answer, the caller's abort or the timeout; else a failure to recover from.
+      // In this order: the store failing, a limit hit, an answer, the caller's abort or the timeout; else a
+      // failure to recover from.
+      if (endOnStorageFailure(turn, run, outcome)) break;
       if (endOnLimit(turn, run, outcome)) break;
       const failure = outcome.failure;
       if (failure === undefined) {
@@ -161,10 +165,18 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     }
   } catch (error) {
     const stopCause = stopper.cause;
+    const storage = storageFailureOf(error, store);
     state.status = stopCause === "timeout" ? "timeout" : stopCause === "aborted" ? "aborted" : "error";
     if (error instanceof SandboxUnavailableError) state.reason ??= "sandbox_unavailable";
     state.reason ??= stopCause ?? "internal";
     state.errorMessage = error instanceof Error ? error.message : String(error);
+    // The store failed the turn (its transcript or state could not be read or written): said as such, with
+    // the file and what to do, whatever the turn had got to; an answer already gathered stays in the result.
+    if (storage !== undefined) {
+      state.status = "error";
+      state.reason = STORAGE_REASON;
+      state.errorMessage = storage.message;
+    }
     stopper.session?.dispose();
   } finally {
     request.steering?.end();
@@ -187,9 +199,12 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     try {
       await flushTranscript(store, binding.transcript);
     } catch (error) {
+      const storage = storageFailureOf(error, store);
       state.status = "error";
-      state.reason = "internal";
-      state.errorMessage = `the transcript was not stored: ${error instanceof Error ? error.message : String(error)}`;
+      state.reason = storage === undefined ? "internal" : STORAGE_REASON;
+      state.errorMessage =
+        storage?.message ??
+        `the transcript was not stored: ${error instanceof Error ? error.message : String(error)}`;
     }
   }
   return finishRun(turn, firstCandidate);

@@ -18,6 +18,7 @@ export { type AttemptCredential, ModelRuntimePool, type ModelRuntimePoolOptions 
 export { DEFAULT_TRANSIENT_RETRY_DELAY_MS } from "./recovery.ts";
 export { type RunEventStorage, toStoredRunEvents } from "./run-event-storage.ts";
 export { SteerHandle } from "./steering.ts";
+export { STORAGE_REASON, storageFailureOf, TurnNotRecordedError } from "./storage-failure.ts";
 export {
   BOOTSTRAP_ENTRY_TYPE,
   BOOTSTRAP_FILE_NAMES,

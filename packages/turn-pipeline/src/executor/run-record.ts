@@ -1,11 +1,13 @@
 // The run record's later writes and the turn's result. Owns: the fallback chain stored as attempts fail, and
 // finishing the run: the `end` event, then one write of the events (run-event-storage.ts), the final status,
 // the last attempt's model, level and profile, the fallback chain, usage and cost, and the reason and error
-// message; then the `TurnResult`. Does not own: starting the run, or the transcript and when it becomes
-// durable (execute-turn.ts), or deciding how the turn ended (attempt-outcome.ts).
+// message; then the `TurnResult` (thrown inside a `TurnNotRecordedError` when the store cannot record the
+// run). Does not own: starting the run, or the transcript and when it becomes durable (execute-turn.ts), or
+// deciding how the turn ended (attempt-outcome.ts).
 import type { ModelCandidate } from "@agent-kernel/runtime-resolver";
 import type { FallbackAttempt, FinalRunStatus } from "@agent-kernel/session-store";
 import { toStoredRunEvents } from "./run-event-storage.ts";
+import { storageFailureOf, TurnNotRecordedError } from "./storage-failure.ts";
 import type { TurnScope } from "./turn-state.ts";
 import type { AttemptRecord, TurnResult, TurnStatus } from "./types.ts";
 
@@ -33,9 +35,12 @@ export async function recordFallbackChain(turn: TurnScope): Promise<void> {
   });
 }
 
-/** Ends the run: the `end` event, the run record finished with the turn's events, and the turn's result. */
+/**
+ * Ends the run: the `end` event, the run record finished with the turn's events, and the turn's result; a
+ * store that cannot record it throws `TurnNotRecordedError` carrying that result.
+ */
 export async function finishRun(turn: TurnScope, firstCandidate: ModelCandidate): Promise<TurnResult> {
-  const { context, runId, now, log, state } = turn;
+  const { context, runId, log, state } = turn;
   const { status, reason, errorMessage, attempts, usage, answered } = state;
   log.emit("lifecycle", {
     phase: "end",
@@ -47,10 +52,42 @@ export async function finishRun(turn: TurnScope, firstCandidate: ModelCandidate)
     answered && (answered.provider !== firstCandidate.provider || answered.model !== firstCandidate.model)
       ? { provider: answered.provider, model: answered.model }
       : undefined;
-  const lastAttempt = attempts.at(-1);
+  const result: TurnResult = {
+    runId,
+    status,
+    ...(reason === undefined ? {} : { reason }),
+    ...(errorMessage === undefined ? {} : { errorMessage }),
+    payloads: state.payloads,
+    assistantText: state.finalText,
+    partial: state.partial,
+    usage,
+    ...(answered ? { provider: answered.provider, model: answered.model } : {}),
+    ...(answered?.profileId === undefined ? {} : { authProfileId: answered.profileId }),
+    attempts,
+    ...(fallback ? { fallback } : {}),
+    compactions: state.compactions,
+    messagingToolTexts: state.messagingTexts,
+    events: log.events,
+  };
   // The events and the final status in one write (one transaction on SQLite); see run-event-storage.ts for
-  // what is stored of the events.
-  await context.store.runs.finish(runId, {
+  // what is stored of the events. A store that cannot take it cannot record the run at all: the result
+  // travels with the error instead (its reply can still be shown).
+  try {
+    await finishRecord(turn, result);
+  } catch (error) {
+    const failure = storageFailureOf(error, context.store);
+    if (failure === undefined) throw error;
+    throw new TurnNotRecordedError(result, failure);
+  }
+  return result;
+}
+
+/** The run record finished with the turn's events, status, models, usage and reason. */
+async function finishRecord(turn: TurnScope, result: TurnResult): Promise<void> {
+  const { context, now, log, state } = turn;
+  const { status, reason, errorMessage, attempts, usage } = state;
+  const lastAttempt = attempts.at(-1);
+  await context.store.runs.finish(result.runId, {
     events: toStoredRunEvents(log.events, context.runEventStorage ?? "coalesce-deltas"),
     status: STATUS_TO_RUN[status],
     endedAt: now(),
@@ -69,22 +106,4 @@ export async function finishRun(turn: TurnScope, firstCandidate: ModelCandidate)
     ...(reason === undefined ? {} : { errorReason: reason }),
     ...(errorMessage === undefined ? {} : { errorMessage }),
   });
-
-  return {
-    runId,
-    status,
-    ...(reason === undefined ? {} : { reason }),
-    ...(errorMessage === undefined ? {} : { errorMessage }),
-    payloads: state.payloads,
-    assistantText: state.finalText,
-    partial: state.partial,
-    usage,
-    ...(answered ? { provider: answered.provider, model: answered.model } : {}),
-    ...(answered?.profileId === undefined ? {} : { authProfileId: answered.profileId }),
-    attempts,
-    ...(fallback ? { fallback } : {}),
-    compactions: state.compactions,
-    messagingToolTexts: state.messagingTexts,
-    events: log.events,
-  };
 }
