@@ -26,6 +26,7 @@ import {
   type TranscriptEntry,
 } from "@agent-kernel/session-store";
 import { checkSecurity, type SecurityReport } from "./doctor-security.ts";
+import { checkTranscript, type QuarantinedTranscriptRow } from "./doctor-transcripts.ts";
 import type { RunDecisions } from "./types.ts";
 
 export type {
@@ -38,6 +39,15 @@ export type {
   SessionStore as AnyKernelStore,
   SqliteSessionStore as KernelStore,
 } from "@agent-kernel/session-store";
+// What a store failure says (the file, the row, what to do), for entry points that report it.
+export {
+  controlPlanePath,
+  findStorageFailure,
+  StorageFailure,
+  type StorageFailureKind,
+  toStorageFailure,
+} from "@agent-kernel/session-store";
+export type { QuarantinedTranscriptRow } from "./doctor-transcripts.ts";
 
 export interface OpenKernelStoreOptions {
   readonly stateDir: string;
@@ -407,6 +417,11 @@ export interface DoctorReport {
   readonly imported?: ImportReport;
   readonly checked: { readonly sessions: number; readonly transcripts: number; readonly runs: number };
   readonly problems: readonly IntegrityProblem[];
+  /**
+   * Transcript rows the store set aside as damaged (kept byte for byte; reads skip them). One found by this
+   * check is also a problem; one set aside before (by a turn, which reported it) is listed here only.
+   */
+  readonly quarantined: readonly QuarantinedTranscriptRow[];
   /** The sandbox engine of each sandboxed agent, and who can run exec unsandboxed (doctor-security.ts). */
   readonly security: SecurityReport;
 }
@@ -439,8 +454,9 @@ function legacyFiles(path: string): LegacyFile[] {
 
 /**
  * Migrates (opening the store does that), imports legacy files for `agentId` (default: the default agent),
- * then checks what the store holds: every session's transcript readable root to leaf, every run's session
- * known, no run left `running` without an owner.
+ * then checks what the store holds: every session's transcript readable (a damaged row is set aside and
+ * reported), its active branch whole from leaf to root, every run's session known, no run left `running`
+ * without an owner.
  */
 export async function runDoctor(
   store: SessionStore,
@@ -468,6 +484,8 @@ export async function runDoctor(
     imported = mergeImportReports(reports);
   }
   const problems: IntegrityProblem[] = [];
+  const quarantined: QuarantinedTranscriptRow[] = [];
+  const unreadableAgents = new Set<string>();
   let sessions = 0;
   let transcripts = 0;
   let runs = 0;
@@ -477,18 +495,24 @@ export async function runDoctor(
       sessions += 1;
       const where = `session ${row.sessionKey} (${row.sessionId})`;
       await store.loadTranscript(id, row.sessionId);
-      if (store.hasTranscript(id, row.sessionId)) {
-        transcripts += 1;
+      let hasTranscript = false;
+      if (!unreadableAgents.has(id)) {
         try {
-          const transcript = store.openTranscript(id, row.sessionId);
-          const branch = transcript.getBranch();
-          const leaf = transcript.getLeafId();
-          if (leaf !== null && branch.at(-1)?.id !== leaf) {
-            problems.push({ where, problem: `the branch does not end at the leaf ${leaf}` });
-          }
+          hasTranscript = store.hasTranscript(id, row.sessionId);
         } catch (error) {
-          problems.push({ where, problem: `transcript unreadable: ${(error as Error).message}` });
+          // The agent's database itself is refused (empty, not SQLite, unreadable): said once per agent.
+          unreadableAgents.add(id);
+          problems.push({
+            where: `agent ${id}`,
+            problem: `transcripts unreadable: ${(error as Error).message}`,
+          });
         }
+      }
+      if (hasTranscript) {
+        transcripts += 1;
+        const check = checkTranscript(store, id, row, where);
+        problems.push(...check.problems);
+        quarantined.push(...check.quarantined);
       }
       for (const run of await store.runs.listForSession(row, { limit: 1000 })) {
         runs += 1;
@@ -499,7 +523,11 @@ export async function runDoctor(
           });
         }
         if (run.sessionId !== row.sessionId) await store.loadTranscript(id, run.sessionId);
-        if (run.status === "succeeded" && !store.hasTranscript(id, run.sessionId)) {
+        if (
+          run.status === "succeeded" &&
+          !unreadableAgents.has(id) &&
+          !store.hasTranscript(id, run.sessionId)
+        ) {
           // A run that answered wrote its transcript; without it the session lost its history.
           problems.push({ where: `run ${run.runId}`, problem: `its transcript ${run.sessionId} is missing` });
         }
@@ -517,5 +545,6 @@ export async function runDoctor(
     ...(imported === undefined ? {} : { imported }),
     checked: { sessions, transcripts, runs },
     problems,
+    quarantined,
   };
 }

@@ -15,10 +15,19 @@ export {
   tightenFile,
 } from "@agent-kernel/session-store";
 // The reasons a turn ends with when one of its limits ends it (its payloads already tell the user).
-export { TURN_LIMIT_REASONS, type TurnLimitReason } from "@agent-kernel/turn-pipeline";
+// A turn its store failed: ends with reason `storage`; a run that could not even be recorded throws
+// `TurnNotRecordedError`, carrying the turn's result (its reply can still be shown).
 export {
+  STORAGE_REASON,
+  TURN_LIMIT_REASONS,
+  type TurnLimitReason,
+  TurnNotRecordedError,
+} from "@agent-kernel/turn-pipeline";
+export {
+  controlPlanePath,
   type DoctorReport,
   findSession,
+  findStorageFailure,
   type ImportReport,
   type IntegrityProblem,
   interpretRunEvents,
@@ -27,6 +36,7 @@ export {
   listSessions,
   type OpenKernelStoreOptions,
   openKernelStore,
+  type QuarantinedTranscriptRow,
   type RecordedAssistantMessage,
   type RecordedAttempt,
   type RecordedToolCall,
@@ -39,8 +49,11 @@ export {
   type SessionMeta,
   type SessionRecord,
   type SessionSummary,
+  StorageFailure,
+  type StorageFailureKind,
   showRun,
   showSession,
+  toStorageFailure,
 } from "./admin.ts";
 export {
   COMMAND_CHANNEL,

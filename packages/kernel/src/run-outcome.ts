@@ -6,7 +6,12 @@
 // phase clock (phase-clock.ts), or runs the executor finished (it records them itself).
 import { performance } from "node:perf_hooks";
 import type { SessionStore } from "@agent-kernel/session-store";
-import type { TurnResult } from "@agent-kernel/turn-pipeline";
+import {
+  STORAGE_REASON,
+  storageFailureOf,
+  TurnNotRecordedError,
+  type TurnResult,
+} from "@agent-kernel/turn-pipeline";
 import type { PhaseClock } from "./phase-clock.ts";
 import type { RunDecisionMaker } from "./run-decisions.ts";
 import type { RunRegistry } from "./run-registry.ts";
@@ -82,7 +87,13 @@ async function startRunRecord(
   ]);
 }
 
-/** The executor threw (a store failure, a bug): end the run as failed with what it streamed so far. */
+/**
+ * The executor threw (a store failure, a bug): end the run as failed with what it streamed so far. A store
+ * that failed it (full, read-only, damaged, unreadable: see turn-pipeline's storage-failure.ts) is thrown on,
+ * as the kernel's contract says — classified, naming the file, after one try at recording the run as failed
+ * with reason `storage` — rather than ending in a result whose later writes would fail less clearly (a run
+ * that never started is "no run" to them). A `TurnNotRecordedError` carries the turn's result along.
+ */
 export async function executorFailed(
   deps: RunEndingDeps,
   prepared: PreparedSession,
@@ -91,6 +102,11 @@ export async function executorFailed(
   error: unknown,
   signal: AbortSignal,
 ): Promise<TurnResult> {
+  const storage = storageFailureOf(error, deps.store);
+  if (storage !== undefined) {
+    await recordStorageFailure(deps, prepared, runId, events, storage.message);
+    throw error instanceof TurnNotRecordedError ? error : storage;
+  }
   const message = errorText(error);
   // A lost lease aborts the turn (kernel's doing, not the caller's): that is a failure.
   const leaseLost = error instanceof Error && error.name === "LeaseLostError";
@@ -133,6 +149,36 @@ export async function executorFailed(
     messagingToolTexts: [],
     events: [...events],
   };
+}
+
+/** One try at storing the run as failed for its store; the store failing again leaves it to recovery. */
+async function recordStorageFailure(
+  deps: RunEndingDeps,
+  prepared: PreparedSession,
+  runId: string,
+  events: AgentEventPayload[],
+  message: string,
+): Promise<void> {
+  const end: AgentEventPayload = {
+    runId,
+    seq: (events.at(-1)?.seq ?? 0) + 1,
+    ts: deps.now(),
+    stream: "lifecycle",
+    data: { phase: "end", status: "error", reason: STORAGE_REASON, errorMessage: message },
+  };
+  events.push(end);
+  deps.registry.publish(end);
+  try {
+    await startRunRecord(deps, prepared, runId);
+    await deps.store.runs.finish(runId, {
+      status: "failed",
+      errorReason: STORAGE_REASON,
+      errorMessage: message,
+      events: events.map(({ seq, ts, stream, data }) => ({ seq, ts, stream, data })),
+    });
+  } catch {
+    // Still failing (the usual case): the run stays `running` until the next open marks it interrupted.
+  }
 }
 
 /**
