@@ -3,7 +3,7 @@
 // `<a href>` / `[text](url)` whose URL fails the check is DROPPED (the text stays, no entity, no error), a valid
 // one is stored NORMALISED (`example.com` → `http://example.com/`, `https://A.com` → `https://a.com/`,
 // spaces in the path → `%20`), and `tg://user?id=<id>` becomes a mention of that user. Owns only these rules;
-// the parsers (markdown-v2.ts, html.ts) call them and the server resolves mentioned users.
+// the parsers (markdown-v2.ts, html.ts) call them and formatted-text.ts resolves mentioned users.
 //
 // The rules, in order (a URL is checked after HTML references / MarkdownV2 escapes are decoded):
 // 1. `tg:`, `ton:`, `tonsite:` (any letter case, optional `//`) make an app link: the rest must parse as below,

@@ -1,8 +1,8 @@
 // The strict MarkdownV2 parser of the fake: turns a `parse_mode: "MarkdownV2"` text into plain text and
 // entities exactly as Telegram's server (tdlib's `parse_markdown_v2`) does, and rejects what Telegram rejects
 // with Telegram's own wording ("Character '.' is reserved and must be escaped with the preceding '\'",
-// "Can't find end of Bold entity at byte offset 0"). Owns the grammar only; the HTTP error envelope
-// ("Bad Request: can't parse entities: …") is server.ts's; which link URLs Telegram keeps is links.ts's.
+// "Can't find end of Bold entity at byte offset 0"). Owns the grammar only; the error envelope ("Bad Request:
+// can't parse entities: …") is formatted-text.ts's; which link URLs Telegram keeps is links.ts's.
 // Custom emoji (`![x](tg://emoji?id=…)`) and expandable blockquotes (`**>`) are not supported: the fake
 // rejects them as reserved characters.
 import { linkEntity } from "./links.ts";

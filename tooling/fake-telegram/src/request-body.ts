@@ -1,8 +1,8 @@
 // Reads the parameters of a Bot API call the four ways Telegram accepts them: the query string,
 // `application/json`, `application/x-www-form-urlencoded` and `multipart/form-data` (uploads, read as leniently
-// as the real server does: multipart.ts). Owns decoding
-// and the typed accessors the methods use (Telegram takes "123" for an integer and a JSON-serialised string
-// for an object field in form bodies); does not own what a method does with them (server.ts).
+// as the real server does: multipart.ts). Owns decoding and the typed accessors the methods use (Telegram takes
+// "123" for an integer and a JSON-serialised string for an object field in form bodies); does not own what a
+// method does with them (message-methods.ts, file-methods.ts, update-queue.ts).
 import type { IncomingMessage } from "node:http";
 import { MultipartError, type MultipartPart, parseMultipart } from "./multipart.ts";
 

@@ -1,6 +1,6 @@
 // The Telegram Bot API objects the fake speaks (https://core.telegram.org/bots/api), reduced to the fields an
 // adapter reads or writes. Owns only shapes; parsing lives in markdown-v2.ts / html.ts / request-body.ts,
-// serving in server.ts, update builders in updates.ts.
+// serving in server.ts and its parts, update builders in updates.ts.
 
 export interface TgUser {
   id: number;

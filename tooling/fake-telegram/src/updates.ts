@@ -1,7 +1,7 @@
 // Builders for the people, chats and inbound messages a test pushes into the fake: users, private chats,
 // groups, supergroups (forums with topics) and channels, and the entities Telegram's server adds to a user's
 // text by itself (@mentions, /commands, URLs). Owns only plain-object construction; the fake assigns message
-// and update ids (server.ts).
+// and update ids (inbound-messages.ts, update-queue.ts).
 import type { TgChat, TgMessageEntity, TgUser } from "./types.ts";
 
 export function user(
