@@ -38,7 +38,7 @@ Exit codes:
   2    usage: bad flags or arguments, invalid config, unknown agent, model or thinking level
   3    not found: no such session or run
   4    replay diverged from the stored run
-  5    the store cannot be opened
+  5    the store cannot be opened or written (read-only, disk full, a damaged file or row)
   130  interrupted (Ctrl-C) during a turn
 
 Environment: AGENT_KERNEL_CONFIG (config file), AGENT_KERNEL_STATE_DIR (state dir); provider keys such as
@@ -186,6 +186,17 @@ function flagsOf(command: Command, flags: RootFlags) {
   return { agent: flags.agent, json: flags.json, limit: own.limit };
 }
 
+/**
+ * session-store's `StorageFailure` in `error` or its causes, recognised by its name and fields (this module
+ * loads no store code: a command that got here without classifying still exits with the store's code).
+ */
+function storageFailureIn(error: unknown): Error | undefined {
+  for (let at = error, depth = 0; at instanceof Error && depth < 8; at = at.cause, depth++) {
+    if (at.name === "StorageFailure" && typeof (at as { path?: unknown }).path === "string") return at;
+  }
+  return undefined;
+}
+
 /** One paragraph on stderr and the exit code; a stack trace only for an unexpected failure with --verbose. */
 function report(error: unknown, io: CliIo, verbose: boolean): ExitCode {
   if (error instanceof CommanderError) {
@@ -204,6 +215,12 @@ function report(error: unknown, io: CliIo, verbose: boolean): ExitCode {
   if (error instanceof CliError) {
     line(io.stderr, `agent: ${error.message}`);
     return error.code;
+  }
+  // A store file failed a command (full, read-only, damaged): its message names the file and what to do.
+  const storage = storageFailureIn(error);
+  if (storage !== undefined) {
+    line(io.stderr, `agent: ${storage.message}`);
+    return EXIT.store;
   }
   const message = error instanceof Error ? error.message : String(error);
   line(io.stderr, `agent: unexpected failure: ${message}`);

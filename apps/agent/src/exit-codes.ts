@@ -12,7 +12,11 @@ export const EXIT = {
   notFound: 3,
   /** `replay` ran, and the replay did not do what the stored run did. */
   diverged: 4,
-  /** The store cannot be opened (not a store, from a newer release, not writable). */
+  /**
+   * The store cannot be opened or written: not a store, from a newer release, not writable (read-only
+   * files), its disk full, a file or transcript row damaged, an agent database empty or unreadable. The
+   * message names the file (and the row) and what to do; a reply produced before it is still shown.
+   */
   store: 5,
   /** Interrupted (SIGINT) while a turn ran; the run is stored as aborted. */
   interrupted: 130,

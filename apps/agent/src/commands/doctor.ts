@@ -1,5 +1,6 @@
 // `agent doctor [legacy paths...]`: open (and so migrate) the store, import legacy pi JSONL files and OpenClaw
-// sessions.json folders, check the store, print the report. Exit 1 when problems were found. Imports no pi.
+// sessions.json folders, check the store (damaged transcript rows set aside and listed, broken branches),
+// print the report. Exit 1 when problems were found. Imports no pi.
 import { checkConfigFileExposure } from "@agent-kernel/config";
 import { runDoctor } from "@agent-kernel/kernel/admin";
 import type { CommandContext } from "../context.ts";
@@ -68,6 +69,12 @@ export function doctor(
         io.stdout,
         `  checked: ${checked.sessions} sessions, ${checked.transcripts} transcripts, ${checked.runs} runs`,
       );
+      for (const row of report.quarantined) {
+        line(
+          io.stdout,
+          `  set aside as damaged: ${row.file ?? `agent ${row.agentId}`}, session ${row.sessionKey} (${row.sessionId}), row seq ${row.seq} (entry ${row.id}) ${row.problem}; kept byte for byte, skipped by reads (${row.quarantinedAt})`,
+        );
+      }
       for (const sandbox of report.security.sandboxes) {
         const status = sandbox.status;
         line(

@@ -1,7 +1,10 @@
 // `agent -m <text>`: one turn through the kernel. Owns the IO of a turn: picking the session from the flags
 // (through the kernel's command-session rules), persisting `--thinking`/`--verbose`, streaming partial text
 // to a terminal as it arrives, printing the final text or the `TurnOutcome` as JSON, `--verbose` diagnostics
-// on stderr, and the exit code. Does not own any turn logic (the kernel).
+// on stderr, and the exit code — 5 with the store's own words (the file, the row, what to do) when the store
+// failed the turn, a reply produced before that still shown (it was paid for) and said to be unstored. Does
+// not own any turn logic (the kernel).
+import { randomUUID } from "node:crypto";
 import {
   type AnyKernelStore,
   CommandSessionError,
@@ -11,12 +14,14 @@ import {
   parseThinkingFlag,
   persistCommandSettings,
   resolveCommandSession,
+  STORAGE_REASON,
+  TurnNotRecordedError,
   type TurnOutcome,
 } from "@agent-kernel/kernel";
 import type { CommandContext } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
 import { type CliIo, line } from "../io.ts";
-import { storeError } from "./store.ts";
+import { storageFailureIn, storeError } from "./store.ts";
 
 export interface TurnFlags {
   readonly message: string;
@@ -107,6 +112,11 @@ export async function runTurn(
   } catch (error) {
     throw storeError(error, context);
   }
+  const runId = randomUUID();
+  // The text of the turn's last answer as it arrived: what is shown when the store fails after the model
+  // answered and no outcome comes back to print it from.
+  let answered = "";
+  let shown = false;
   try {
     const deps = { config: context.config, store };
     const session = await resolveCommandSession(deps, {
@@ -132,6 +142,7 @@ export async function runTurn(
       })
       .catch((error: unknown) => {
         if (error instanceof KernelInputError) usageFrom(error);
+        if (storageFailureIn(error, context) !== undefined) throw error;
         // Resolution failures are what the flags or the config asked for (an unknown model, a bad level).
         throw new CliError(EXIT.usage, `cannot run this turn: ${(error as Error).message}`);
       });
@@ -144,15 +155,20 @@ export async function runTurn(
       for (const note of runtime.notes) line(io.stderr, `[agent] note: ${note}`);
     }
     const stream = !flags.json && (flags.stream ?? io.stdout.isTTY === true);
+    shown = stream;
     const writer = partialWriter(io);
     const outcome = await kernel.executeTurn(prepared, {
       prompt: flags.message,
+      runId,
       ...(signal === undefined ? {} : { signal }),
       callbacks: {
         ...(stream ? { onPartialReply: (payload) => writer.onPartial(payload) } : {}),
-        ...(flags.verbose
-          ? { onAgentEvent: (event) => verboseEvent(io, event, () => writer.endLine()) }
-          : {}),
+        onAgentEvent: (event) => {
+          const data = event.data;
+          if (event.stream === "assistant" && data.type === "message_end" && typeof data.text === "string")
+            answered = data.stopReason === "error" || data.stopReason === "aborted" ? "" : data.text;
+          if (flags.verbose) verboseEvent(io, event, () => writer.endLine());
+        },
       },
     });
     if (flags.json) {
@@ -172,12 +188,68 @@ export async function runTurn(
         line(io.stderr, `[agent] run ${outcome.runId} stored; see: agent runs show ${outcome.runId}`);
       return EXIT.ok;
     }
+    if (outcome.result.reason === STORAGE_REASON) {
+      const replied = outcome.result.payloads.some((payload) => payload.text && !payload.isError);
+      const message = outcome.result.errorMessage ?? "the store failed";
+      line(
+        io.stderr,
+        `agent: run ${outcome.runId} failed: ${message}.${replied ? unstoredReply(message) : ""}`,
+      );
+      return EXIT.store;
+    }
     const why = [outcome.result.reason, outcome.result.errorMessage].filter(Boolean).join(": ");
     line(io.stderr, `agent: run ${outcome.runId} ended ${outcome.status}${why ? ` (${why})` : ""}.`);
     return outcome.status === "aborted" && signal?.aborted ? EXIT.interrupted : EXIT.failed;
+  } catch (error) {
+    const storage = storageFailureIn(error, context);
+    if (storage === undefined) throw error;
+    // The store failed past the point of an outcome: the run record could not be finished (the executor's
+    // result comes with the error), or a later write (the session's metadata) failed after the model answered.
+    const result = error instanceof TurnNotRecordedError ? error.result : undefined;
+    const reply =
+      result?.payloads
+        .flatMap((payload) => (payload.text && !payload.isError ? [payload.text] : []))
+        .join("\n\n") ?? answered;
+    if (reply !== "" && !shown && !flags.json) line(io.stdout, reply);
+    const above = !(shown || flags.json === true);
+    if (result !== undefined) {
+      // Its transcript failed first (the result says how), then its record: both are said.
+      const transcriptFailed = result.reason === STORAGE_REASON && result.errorMessage !== undefined;
+      const what = transcriptFailed
+        ? `${result.errorMessage}; nor could the run be recorded: ${storage.message}`
+        : `the run could not be recorded: ${storage.message}`;
+      const note =
+        reply === ""
+          ? ""
+          : transcriptFailed
+            ? unstoredReply(result.errorMessage ?? "", !above)
+            : result.status === "ok"
+              ? ` The reply${above ? " above" : ""} was stored in the transcript.`
+              : "";
+      throw new CliError(EXIT.store, `run ${runId}: ${what}.${note}`);
+    }
+    const stored = await store.runs.get(runId).catch(() => undefined);
+    const note =
+      reply === ""
+        ? ""
+        : stored?.status === "succeeded"
+          ? ` The reply${above ? " above" : ""} was stored (run ${runId} succeeded); what failed came after it.`
+          : unstoredReply(storage.message, !above);
+    throw new CliError(EXIT.store, `run ${runId}: ${storage.message}.${note}`);
   } finally {
-    await store.close();
+    await store.close().catch((error: unknown) => {
+      // Closing folds what is journaled: a store that cannot take it keeps the journal for the next open.
+      if (storageFailureIn(error, context) === undefined) throw error;
+    });
   }
+}
+
+/** What the user is told about a reply the store could not take. */
+function unstoredReply(message: string, notShownAbove = false): string {
+  const which = notShownAbove ? "The reply" : "The reply above";
+  return /kept in the append journal/.test(message)
+    ? ` ${which} is kept in the append journal named above until the database can take it.`
+    : ` ${which} was not stored: the next turn will not see it.`;
 }
 
 function parseOrUsage(raw: string, flag: string): string | null {
