@@ -29,6 +29,7 @@ export {
   type StripReasoningOptions,
   stripReasoningTagsFromText,
 } from "./reasoning-tags.ts";
+export { type ReplyCallbacks, subscribeReplyCallbacks } from "./reply-callbacks.ts";
 export {
   type ParseReplyDirectivesOptions,
   parseReplyDirectives,
@@ -39,12 +40,10 @@ export {
 export type { ReplyPayload } from "./reply-payload.ts";
 export {
   type ReasoningMode,
-  type ReplyCallbacks,
   ReplyStream,
   type ReplyStreamEvent,
   type ReplyStreamListener,
   type ReplyStreamOptions,
-  subscribeReplyCallbacks,
 } from "./reply-stream.ts";
 export {
   HEARTBEAT_TOKEN,

@@ -2,7 +2,8 @@
 // Owns: parseReplyDirectives (MEDIA: lines + reply target + audio flag + silent token, OpenClaw 2026.9.6),
 // file: URL → local path conversion for media (local hosts only, no encoded separators), and
 // StreamingDirectiveAccumulator (holds back a trailing unclosed "[[…", a lone "[", and a trailing MEDIA: line or
-// its partial "M"…"MEDIA" prefix until the next delta; reply target state is sticky across chunks).
+// its partial "M"…"MEDIA" prefix until the next delta; reply target state is sticky across chunks), and how much
+// of a chunk still arriving it is sure to return as it is (decidedLength: the partial text shown mid-line).
 // Does not own the messaging-tool duplicate filter (messaging-dedupe.ts).
 import { fileURLToPath } from "node:url";
 import { parseInlineDirectives, stripInlineDirectiveTagsForDelivery } from "./directive-tags.ts";
@@ -13,6 +14,7 @@ import {
   isSilentReplyPrefixText,
   isSilentReplyText,
   lineRulesOutToken,
+  prefixRulesOutToken,
   SILENT_REPLY_TOKEN,
   startsWithSilentToken,
   stripLeadingSilentToken,
@@ -197,6 +199,43 @@ export class StreamingDirectiveAccumulator {
     return result;
   }
 
+  /**
+   * How much of `raw`, the start of the next chunk (a line still arriving), the next `consume` is sure to
+   * return unchanged at the start of its text, whatever follows in that chunk and whether or not it is the
+   * final one: what partial text may show before the line ends. 0 while a tail is held back (it joins the next
+   * chunk). Otherwise the answer stops
+   * - before the first "[" (a directive may start there; text before an unclosed one is trimmed at its end),
+   * - before the first run of two blanks (the whitespace normalisation after a reply or audio tag makes it one),
+   * - before trailing whitespace (trimmed when the chunk ends in a tag or is cut before one),
+   * - before a newline (ReplyStream gives chunks that end at one; the normalisation changes blanks before one),
+   * and is 0 for a chunk that may still be a MEDIA: line ("M"…"MEDIA:" so far), may still be or start with the
+   * silent token (decided by prefixRulesOutToken within the answer), or starts with whitespace that the
+   * normalisation strips (newlines; one blank before text; any, in a final chunk before text was returned).
+   */
+  decidedLength(raw: string, silentToken = SILENT_REPLY_TOKEN): number {
+    if (this.#pendingTail !== "") return 0;
+    const length = raw.length;
+    let start = 0;
+    while (start < length && isWhitespaceAt(raw, start)) start++;
+    if (start === length) return 0;
+    if (start > 0 && (!this.#hasReturnedText || (start === 1 && isBlankAt(raw, 0)) || hasNewline(raw, start)))
+      return 0;
+    if ("media:".startsWith(raw.slice(start, start + 6).toLowerCase())) return 0;
+    let end = raw.indexOf("[", start);
+    if (end === -1) end = length;
+    const newline = raw.indexOf("\n", start);
+    if (newline !== -1 && newline < end) end = newline;
+    for (let index = start + 1; index < end; index++) {
+      if (isBlankAt(raw, index) && isBlankAt(raw, index - 1)) {
+        end = index - 1;
+        break;
+      }
+    }
+    while (end > start && isWhitespaceAt(raw, end - 1)) end--;
+    if (end === start) return 0;
+    return prefixRulesOutToken(end === length ? raw : raw.slice(0, end), silentToken) ? end : 0;
+  }
+
   /** `consume(raw, options)?.text` without building the result for the common chunk (once per streamed line). */
   consumeText(raw: string, options?: { final?: boolean; silentToken?: string }): string | undefined {
     if (!this.#pendingTail && !options?.final && raw.indexOf("[") === -1) {
@@ -265,4 +304,22 @@ export class StreamingDirectiveAccumulator {
     this.#hasReturnedText = true;
     return raw;
   }
+}
+
+/** A space or a tab: what the directive whitespace normalisation collapses and strips. */
+function isBlankAt(text: string, index: number): boolean {
+  const code = text.charCodeAt(index);
+  return code === 32 || code === 9;
+}
+
+/** `\s` (what trim and the patterns' `\s` take). */
+function isWhitespaceAt(text: string, index: number): boolean {
+  const code = text.charCodeAt(index);
+  if (code === 32 || (code >= 9 && code <= 13)) return true;
+  return code > 127 && /\s/.test(text.charAt(index));
+}
+
+function hasNewline(text: string, end: number): boolean {
+  const newline = text.indexOf("\n");
+  return newline !== -1 && newline < end;
 }

@@ -3,8 +3,9 @@ import { describe, expect, it } from "vitest";
 import { BlockCoalescer, resolveCoalesceSettings, type TimerScheduler } from "./block-coalescer.ts";
 import { ReasoningStreamStripper } from "./reasoning-stream.ts";
 import { stripReasoningTagsFromText } from "./reasoning-tags.ts";
+import { subscribeReplyCallbacks } from "./reply-callbacks.ts";
 import type { ReplyPayload } from "./reply-payload.ts";
-import { ReplyStream, type ReplyStreamOptions, subscribeReplyCallbacks } from "./reply-stream.ts";
+import { ReplyStream, type ReplyStreamOptions } from "./reply-stream.ts";
 
 const partial = {} as AssistantMessage;
 
@@ -146,12 +147,49 @@ describe("ReplyStream", () => {
       "partial:First line.\n",
       "block:\nSecond line.",
       "partial:First line.\nSecond line.\n",
+      // the unfinished line's decided start is partial text at once; blocks wait for the line's end
+      "partial:First line.\nSecond line.\nthird",
     ]);
-    // the unfinished line waits for its end; the stream's end delivers it
     stream.handle({ type: "text_end", contentIndex: 0, content: "", partial });
     stream.handle({ type: "done", reason: "stop", message: partial });
     stream.finish();
-    expect(seen.slice(4)).toEqual(["block:\nthird", "partial:First line.\nSecond line.\nthird"]);
+    // the stream's end delivers the block; the partial text had shown all of it
+    expect(seen.slice(5)).toEqual(["block:\nthird"]);
+  });
+
+  it("shows the decided start of a line after each event-loop turn, holding back directives, tokens and tags", async () => {
+    /** Each inner list: the deltas of one event-loop turn. Returns the partial texts published. */
+    async function partialsByTurn(turns: string[][]): Promise<string[]> {
+      const stream = new ReplyStream({});
+      const seen: string[] = [];
+      stream.subscribe((event) => {
+        if (event.type === "partial") seen.push(event.text);
+      });
+      stream.handle({ type: "start", partial });
+      for (const deltas of turns) {
+        for (const delta of deltas) stream.handle({ type: "text_delta", contentIndex: 0, delta, partial });
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      stream.handle({ type: "done", reason: "stop", message: partial });
+      stream.finish();
+      return seen;
+    }
+    expect(await partialsByTurn([["The", " answer"], [" is [[reply_to"], ["_current]] 42"]])).toEqual([
+      "The answer",
+      "The answer is",
+      // the line's end: the directive removed, the text normalised (as the line's text always was)
+      "The answer is 42",
+    ]);
+    // the silent token, whole or typed so far, never shows
+    expect(await partialsByTurn([["NO_"], ["REPLY"]])).toEqual([]);
+    // a possible tag start is held back by the tag stripper, reasoning never shows
+    const tagged = await partialsByTurn([["Sure <thi"], ["nk>secret plan</th"], ["ink> thing"]]);
+    expect(tagged[0]).toBe("Sure");
+    expect(tagged.join("\n")).not.toMatch(/secret|</);
+    // a MEDIA: line is decided only at its end (where the partial text shows it whole, as it always did)
+    expect(await partialsByTurn([["MEDIA: https://exa"], ["mple.com/a.png"]])).toEqual([
+      "MEDIA: https://example.com/a.png",
+    ]);
   });
 
   it("rethrows a listener's error from the next call when it threw while deltas were processed on a turn", async () => {

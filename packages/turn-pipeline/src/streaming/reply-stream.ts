@@ -1,16 +1,18 @@
 // ReplyStream: the one normalisation path from pi's assistant events to what a channel delivers.
-// Owns: composing the reasoning-tag stripper, the streaming directive accumulator (partial replies), the block
-// chunker and coalescer (block replies), the final-text strippers (final payload list), silent tokens and the
-// messaging-tool duplicate filter, and publishing all of it as events of one stream. Callbacks
-// (onPartialReply, onBlockReply, onReasoningStream) are subscribers of that stream (`subscribeReplyCallbacks`),
-// never separate code paths. Does not own running pi, tool execution or delivery.
+// Owns: batching the deltas, composing the reasoning-tag stripper, the partial text (partial-text.ts), the block
+// chunker and coalescer (block replies), the final-text strippers (final payload list) and the payloads
+// (reply-payloads.ts: directives, silent tokens, the messaging-tool duplicate filter), and publishing all of it
+// as events of one stream. Callbacks (onPartialReply, onBlockReply, onReasoningStream) are subscribers of that
+// stream (reply-callbacks.ts), never separate code paths. Does not own running pi, tool execution or delivery.
 //
 // Event mapping: text_delta → collected until INPUT_BATCH characters arrived or the event loop turns (the
-// deltas of one network read are processed together), then strip tags → partial accumulator (unless
-// `partials: false`) + chunker, both fed at content positions (each line end, every PARTIAL_SPAN characters
-// of a line) and the chunker drained there in `text_end` mode, so partial text and block boundaries do not
-// depend on how the provider split the deltas (OpenClaw drains per delta; its block boundaries move with the
-// deltas); text_end → forced drain in `text_end` mode; thinking_delta, tool start,
+// deltas of one network read are processed together), then strip tags → partial text (unless
+// `partials: false`, partial-text.ts) + chunker, both fed at content positions (each line end, every
+// PARTIAL_SPAN characters of a line) and the chunker drained there in `text_end` mode, so block boundaries and
+// the partial text do not depend on how the provider split the deltas (OpenClaw drains per delta; its block
+// boundaries move with the deltas). After each processed batch the decided start of the line still arriving is
+// published as partial text too (a preview: text shows as it arrives, never text the line's end could still
+// hide); text_end → forced drain in `text_end` mode; thinking_delta, tool start,
 // done and error first process the collected deltas, so ordering is kept; thinking_delta and hidden tag
 // text → reasoning (mode `stream`); toolcall_start or `toolStart()` → forced drain and coalescer flush so text precedes tool output;
 // done/error → message end: forced drain, final payload for that message (errors become isError payloads).
@@ -22,31 +24,28 @@ import { type BlockChunk, BlockChunker, type BlockChunking } from "@agent-kernel
 import type { AssistantMessageEvent } from "@earendil-works/pi-ai";
 import { BlockCoalescer, type CoalesceSettings, type TimerScheduler } from "./block-coalescer.ts";
 import { FinalTextSkeleton } from "./final-text-skeleton.ts";
-import { isMessagingToolDuplicate } from "./messaging-dedupe.ts";
+import { PartialText } from "./partial-text.ts";
 import { ReasoningStreamStripper } from "./reasoning-stream.ts";
 import { stripReasoningTagsFromText } from "./reasoning-tags.ts";
-import { parseReplyDirectives, StreamingDirectiveAccumulator } from "./reply-directives.ts";
 import type { ReplyPayload } from "./reply-payload.ts";
+import { BlockDirectiveCarry, type ReplyPayloadOptions, toReplyPayload } from "./reply-payloads.ts";
 import { SILENT_REPLY_TOKEN } from "./silent-tokens.ts";
+import { decodeCodeUnits, TextCollector } from "./text-collector.ts";
 
 export type ReasoningMode = "off" | "on" | "stream";
 
+/** A content position every this many characters of a line (see #feedVisible). */
 const PARTIAL_SPAN = 256;
 /** Deltas are collected until this many characters arrived or the event loop turns (see `handle`). */
 const INPUT_BATCH = 4096;
-/** Small pieces (TextCollector's, the partial deltas) are joined into one string per this many characters. */
-const COLLECT_CHUNK = 256 * 1024;
-/** joinPieces concatenates up to this many pieces as a rope and joins more. */
-const ROPE_PIECES = 64;
-/** TextCollector keeps a batch this long as it is (see there). */
-const KEEP_PIECE = 1024;
 
 export type ReplyStreamOptions = {
   /** `stream` publishes reasoning as it arrives; `on` keeps it for the end; `off` drops it. */
   reasoningMode?: ReasoningMode;
   enforceFinalTag?: boolean;
   /**
-   * Publish `partial` events (default true). Off for a consumer that never shows partial text (a channel
+   * Publish `partial` events (default true): after each processed batch (the decided start of the line
+   * still arriving) and at each content position. Off for a consumer that never shows partial text (a channel
    * that streams blocks or only sends the final reply): the per-line directive and silent-token pass that
    * partial text needs is then skipped. Blocks, reasoning and the final payloads are the same either way.
    */
@@ -82,30 +81,14 @@ export class ReplyStream {
   readonly #chunker: BlockChunker | undefined;
   readonly #coalescer: BlockCoalescer | undefined;
   #stripper: ReasoningStreamStripper;
-  #partials = new StreamingDirectiveAccumulator();
+  #partial: PartialText;
   #finalSkeleton = new FinalTextSkeleton();
   #rawText = new TextCollector();
-  #partialText = "";
-  /** #partialText up to the last join: a few large strings (see TextCollector for why). */
-  #partialJoined = "";
-  /** Partial deltas since the last join (see #consumePartial for the run kept beside them). */
-  readonly #partialRecent: string[] = [];
-  #partialRecentLength = 0;
-  /**
-   * The latest partial deltas that were consecutive slices of one visible text, unchanged by the directive
-   * pass (the usual lines): kept as that text and a range, and added to #partialRecent as one slice, so the
-   * join copies a few large pieces instead of one piece per line.
-   */
-  #partialRunText = "";
-  #partialRunStart = 0;
-  #partialRunEnd = 0;
   #reasoningText = "";
   #blocksStreamed = false;
-  #heldDirectives: ReplyPayload = {};
-  #heldSource = "";
-  /** Visible text of the current line not yet given to the partial accumulator (under PARTIAL_SPAN). */
-  #partialHeld = "";
-  /** #partialHeld's length (kept also when partials are off: it marks the content positions). */
+  readonly #payloadOptions: ReplyPayloadOptions;
+  #blockCarry: BlockDirectiveCarry;
+  /** Characters of the current line since its last content position (under PARTIAL_SPAN). */
   #heldLength = 0;
   readonly #partialsOn: boolean;
   /** A `setImmediate` that processes the collected deltas is pending. */
@@ -126,6 +109,8 @@ export class ReplyStream {
   readonly #silentToken: string;
   readonly #drainEachPiece: boolean;
   readonly #emitChunk = (chunk: BlockChunk): void => this.#emitBlock(chunk.text, chunk.sourceText);
+  readonly #publishPartial = (text: string, delta: string): void =>
+    this.#publish({ type: "partial", text, delta });
   #pendingText = "";
   /**
    * One-code-unit deltas, as code units, after #pendingText: a string per delta would be one allocation per
@@ -152,6 +137,13 @@ export class ReplyStream {
     this.#drainEachPiece =
       options.blockStreaming !== undefined && (options.blockStreaming.breakMode ?? "text_end") === "text_end";
     this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: options.enforceFinalTag ?? false });
+    this.#partial = new PartialText(this.#silentToken, this.#publishPartial);
+    this.#payloadOptions = {
+      currentMessageId: options.currentMessageId,
+      silentToken: this.#silentToken,
+      messagingToolSentTexts: options.messagingToolSentTexts,
+    };
+    this.#blockCarry = new BlockDirectiveCarry(this.#payloadOptions);
     const blocks = options.blockStreaming;
     if (blocks) {
       this.#chunker = new BlockChunker(blocks.chunking);
@@ -280,7 +272,7 @@ export class ReplyStream {
   /** Turn end: publishes and returns the final payload list. */
   finish(): ReplyPayload[] {
     this.#throwDeferred();
-    this.#processPending();
+    this.#applyPending();
     if (this.#messageOpen) this.#endMessage(undefined);
     this.#coalescer?.flush();
     const payloads = [...this.#payloads];
@@ -292,32 +284,31 @@ export class ReplyStream {
     if (this.#messageOpen) this.#endMessage(undefined);
     this.#messageOpen = true;
     this.#rawText = new TextCollector();
-    this.#partialText = "";
-    this.#partialJoined = "";
-    this.#partialRecent.length = 0;
-    this.#partialRecentLength = 0;
-    this.#partialRunText = "";
     this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: this.#options.enforceFinalTag ?? false });
-    this.#partials = new StreamingDirectiveAccumulator();
+    this.#partial = new PartialText(this.#silentToken, this.#publishPartial);
     this.#finalSkeleton = new FinalTextSkeleton();
-    this.#partialHeld = "";
     this.#heldLength = 0;
     this.#pendingText = "";
     this.#pendingCodeCount = 0;
     this.#pendingCodeBits = 0;
-    this.#heldDirectives = {};
-    this.#heldSource = "";
+    this.#blockCarry = new BlockDirectiveCarry(this.#payloadOptions);
   }
 
-  /** Runs the collected deltas through the stripper, the partial accumulator and the chunker. */
+  /** A processed batch: the collected deltas applied, then the partial text's preview of the line arriving. */
   #processPending(): void {
+    if (this.#applyPending() && this.#partialsOn) this.#partial.preview();
+  }
+
+  /** Runs the collected deltas through the stripper, the partial text and the chunker; false: there were none. */
+  #applyPending(): boolean {
     const text = this.#takePending();
     this.#pendingText = "";
     this.#refreshCodeRoom();
-    if (!text) return;
+    if (!text) return false;
     this.#rawText.append(text);
     if (!this.#options.enforceFinalTag) this.#finalSkeleton.push(text);
     this.#applyStripped(this.#stripper.push(text), false);
+    return true;
   }
 
   /** The collected deltas as one string (#pendingText, then the collected code units). */
@@ -336,10 +327,10 @@ export class ReplyStream {
   }
 
   /**
-   * Visible text goes to the directive accumulator (partials) and the chunker at content positions: after
-   * each newline and every PARTIAL_SPAN characters of a line, never at delta boundaries. Partial texts and
-   * block boundaries are then the same however the deltas were split, and tiny deltas do not cost one pass
-   * each. The chunker is drained (`text_end` mode) at each such position, as if the text had arrived in
+   * Visible text goes to the partial text's directive accumulator and the chunker at content positions: after
+   * each newline and every PARTIAL_SPAN characters of a line, never at delta boundaries. The partial text
+   * (but for its previews) and block boundaries are then the same however the deltas were split, and tiny
+   * deltas do not cost one pass each. The chunker is drained (`text_end` mode) at each such position, as if the text had arrived in
    * line-sized deltas.
    *
    * The chunker is given its text lazily: a drain emits nothing and changes nothing while the chunker holds
@@ -348,7 +339,7 @@ export class ReplyStream {
    * partials the content positions before it are not visited at all (#skipQuietPositions).
    */
   #feedVisible(visible: string, final: boolean): void {
-    const silentToken = this.#silentToken;
+    const partial = this.#partial;
     const chunker = this.#chunker;
     const length = visible.length;
     const partialsOn = this.#partialsOn;
@@ -357,7 +348,7 @@ export class ReplyStream {
     let at = 0;
     /** The chunker has visible[0, appended). */
     let appended = 0;
-    /** #partialHeld has visible[0, partialFrom). */
+    /** The partial text holds visible[0, partialFrom). */
     let partialFrom = 0;
     // the next newline, looked up again only once passed (a long line is cut every PARTIAL_SPAN characters:
     // searching from each cut would read the rest of the line again each time)
@@ -388,12 +379,11 @@ export class ReplyStream {
             chunker.drain(false, this.#emitChunk);
           }
           if (partialsOn) {
-            // a chunk that is exactly visible[partialFrom, end) (nothing held from an earlier call) can
-            // extend the partial run
-            const onlyVisible = this.#partialHeld === "";
-            this.#partialHeld +=
-              partialFrom === 0 && end === length ? visible : visible.slice(partialFrom, end);
-            this.#consumePartial(false, silentToken, onlyVisible ? visible : undefined, partialFrom);
+            partial.commit(
+              partialFrom === 0 && end === length ? visible : visible.slice(partialFrom, end),
+              visible,
+              partialFrom,
+            );
             partialFrom = end;
           }
         } else this.#heldLength = heldLength;
@@ -402,10 +392,10 @@ export class ReplyStream {
     if (chunker !== undefined && appended < length)
       chunker.append(appended === 0 ? visible : visible.slice(appended));
     if (partialsOn && partialFrom < length)
-      this.#partialHeld += partialFrom === 0 ? visible : visible.slice(partialFrom);
+      partial.hold(partialFrom === 0 ? visible : visible.slice(partialFrom));
     if (final) {
       this.#heldLength = 0;
-      if (partialsOn) this.#consumePartial(true, silentToken);
+      if (partialsOn) partial.finish();
     }
   }
 
@@ -430,44 +420,6 @@ export class ReplyStream {
     return next;
   }
 
-  /** `source`/`from`: the chunk is source.slice(from, from + chunk.length) (see #partialRunText). */
-  #consumePartial(final: boolean, silentToken: string, source?: string, from = 0): void {
-    const chunk = this.#partialHeld;
-    this.#partialHeld = "";
-    if (!chunk && !final) return;
-    const delta = this.#partials.consumeText(chunk, { final, silentToken });
-    if (delta) {
-      if (source !== undefined && delta === chunk) {
-        if (source !== this.#partialRunText || from !== this.#partialRunEnd) {
-          this.#endPartialRun();
-          this.#partialRunText = source;
-          this.#partialRunStart = from;
-        }
-        this.#partialRunEnd = from + delta.length;
-      } else {
-        this.#endPartialRun();
-        this.#partialRecent.push(delta);
-      }
-      this.#partialRecentLength += delta.length;
-      if (this.#partialRecentLength >= COLLECT_CHUNK) {
-        // the same text, rebuilt from one joined string instead of one piece per line
-        this.#endPartialRun();
-        this.#partialJoined += joinPieces(this.#partialRecent);
-        this.#partialText = this.#partialJoined;
-        this.#partialRecent.length = 0;
-        this.#partialRecentLength = 0;
-      } else this.#partialText += delta;
-      this.#publish({ type: "partial", text: this.#partialText, delta });
-    }
-  }
-
-  #endPartialRun(): void {
-    const text = this.#partialRunText;
-    if (text === "") return;
-    this.#partialRecent.push(text.slice(this.#partialRunStart, this.#partialRunEnd));
-    this.#partialRunText = "";
-  }
-
   #pushReasoning(delta: string): void {
     const mode = this.#options.reasoningMode ?? "off";
     if (mode === "off" || !delta) return;
@@ -480,61 +432,18 @@ export class ReplyStream {
   }
 
   #emitBlock(text: string, chunkSource: string): void {
-    const parsed = this.#toPayload(text.trimEnd());
-    const sourceText = this.#heldSource + chunkSource;
-    if (!parsed) {
-      // a block with only directives: its reply target and voice flag carry to the next block
-      const directives = parseReplyDirectives(text, { currentMessageId: this.#options.currentMessageId });
-      if (directives.replyToTag || directives.audioAsVoice) {
-        this.#heldDirectives = {
-          ...this.#heldDirectives,
-          ...(directives.replyToId !== undefined ? { replyToId: directives.replyToId } : {}),
-          ...(directives.replyToCurrent ? { replyToCurrent: true } : {}),
-          ...(directives.audioAsVoice ? { audioAsVoice: true } : {}),
-        };
-      }
-      this.#heldSource = sourceText;
-      return;
-    }
-    const held = this.#heldDirectives;
-    const payload =
-      held.replyToId === undefined && !held.replyToCurrent && !held.audioAsVoice
-        ? parsed
-        : { ...held, ...parsed };
-    this.#heldDirectives = {};
-    this.#heldSource = "";
-    if (this.#coalescer) this.#coalescer.enqueue(payload, sourceText);
+    const block = this.#blockCarry.take(text, chunkSource);
+    if (block === undefined) return;
+    if (this.#coalescer) this.#coalescer.enqueue(block.payload, block.sourceText);
     else {
       this.#blocksStreamed = true;
-      this.#publish({ type: "block", payload, sourceText });
+      this.#publish({ type: "block", payload: block.payload, sourceText: block.sourceText });
     }
-  }
-
-  #toPayload(text: string, expandText?: (text: string) => string): ReplyPayload | undefined {
-    const parsed = parseReplyDirectives(
-      text,
-      expandText
-        ? { currentMessageId: this.#options.currentMessageId, silentToken: this.#silentToken, expandText }
-        : { currentMessageId: this.#options.currentMessageId, silentToken: this.#silentToken },
-    );
-    if (parsed.isSilent) return undefined;
-    if (!parsed.text && !parsed.mediaUrls?.length) return undefined;
-    const sent = this.#options.messagingToolSentTexts?.();
-    if (sent && parsed.text && !parsed.mediaUrls?.length && isMessagingToolDuplicate(parsed.text, sent))
-      return undefined;
-    // key by key, without object spreads (once per block)
-    const payload: ReplyPayload = {};
-    if (parsed.text) payload.text = parsed.text;
-    if (parsed.mediaUrls?.length) payload.mediaUrls = parsed.mediaUrls;
-    if (parsed.replyToId !== undefined) payload.replyToId = parsed.replyToId;
-    if (parsed.replyToCurrent) payload.replyToCurrent = true;
-    if (parsed.audioAsVoice) payload.audioAsVoice = true;
-    return payload;
   }
 
   #endMessage(errorMessage: string | undefined): void {
     this.#throwDeferred();
-    this.#processPending();
+    this.#applyPending();
     if (!this.#messageOpen && errorMessage === undefined) return;
     this.#applyStripped(this.#stripper.finish(), true);
     this.#drainBlocks(true);
@@ -542,15 +451,19 @@ export class ReplyStream {
     this.#refreshCodeRoom();
     const rawText = this.#rawText.text();
     let payload: ReplyPayload | undefined;
-    if (this.#options.enforceFinalTag) payload = this.#toPayload(visibleOfWhole(rawText, true));
+    const payloadOptions = this.#payloadOptions;
+    if (this.#options.enforceFinalTag)
+      payload = toReplyPayload(visibleOfWhole(rawText, true), payloadOptions);
     else {
       // the whole-text passes run on the skeleton (paragraphs no pass can change stand in as keys)
       const skeleton = this.#finalSkeleton.skeletonText();
       const finalSkeleton = this.#finalSkeleton;
       payload =
         skeleton === undefined
-          ? this.#toPayload(stripReasoningTagsFromText(rawText))
-          : this.#toPayload(stripReasoningTagsFromText(skeleton), (text) => finalSkeleton.expand(text));
+          ? toReplyPayload(stripReasoningTagsFromText(rawText), payloadOptions)
+          : toReplyPayload(stripReasoningTagsFromText(skeleton), payloadOptions, (text) =>
+              finalSkeleton.expand(text),
+            );
     }
     if (errorMessage !== undefined)
       payload = { ...(payload ?? {}), text: payload?.text ?? errorMessage, isError: true };
@@ -564,97 +477,7 @@ export class ReplyStream {
   }
 }
 
-/**
- * A message's raw text, appended once per processed batch of deltas. A batch of at least KEEP_PIECE characters
- * is kept as it is: joining such pieces into larger strings cost more (a fresh large allocation per join) than
- * the young-generation collections that copy each once or twice on its way to the old generation. Smaller
- * batches (a slow stream can process a few characters per event-loop turn) are joined per COLLECT_CHUNK, so a
- * long message is never held as millions of tiny pieces.
- */
-class TextCollector {
-  readonly #chunks: string[] = [];
-  readonly #recent: string[] = [];
-  #recentLength = 0;
-
-  append(text: string): void {
-    if (text.length >= KEEP_PIECE) {
-      if (this.#recent.length > 0) this.#joinRecent();
-      this.#chunks.push(text);
-      return;
-    }
-    this.#recent.push(text);
-    this.#recentLength += text.length;
-    if (this.#recentLength >= COLLECT_CHUNK) this.#joinRecent();
-  }
-
-  /**
-   * The whole text. The large pieces are concatenated, not joined: V8 keeps the result as a rope and copies
-   * it into one string only when something reads its characters, which the common consumer of `rawText`
-   * (a channel that streamed blocks) never does.
-   */
-  text(): string {
-    if (this.#recent.length > 0) this.#joinRecent();
-    const chunks = this.#chunks;
-    if (chunks.length > 1) {
-      let whole = chunks[0] ?? "";
-      for (let index = 1; index < chunks.length; index++) whole += chunks[index];
-      chunks.length = 0;
-      chunks.push(whole);
-    }
-    return chunks[0] ?? "";
-  }
-
-  #joinRecent(): void {
-    this.#chunks.push(this.#recent.join(""));
-    this.#recent.length = 0;
-    this.#recentLength = 0;
-  }
-}
-
-/**
- * The pieces as one string: a few (large) pieces are concatenated as a rope (no copy: joining them allocated
- * a fresh large string each time), many (small) ones joined into one string, so no rope grows one node per line.
- */
-function joinPieces(pieces: readonly string[]): string {
-  if (pieces.length > ROPE_PIECES) return pieces.join("");
-  let text = "";
-  for (const piece of pieces) text += piece;
-  return text;
-}
-
-const latin1Scratch = new Uint8Array(INPUT_BATCH);
-
-/**
- * The first `count` code units as a string, exactly (lone surrogates included). Decoded by Node's Buffer:
- * `String.fromCharCode.apply` over a typed array costs about 25 times as much. Code units that all fit a byte
- * become a one-byte string (as V8 keeps the text providers send), which the passes after scan faster.
- */
-function decodeCodeUnits(codes: Uint16Array, count: number, bits: number): string {
-  if (bits < 256) {
-    const bytes = count <= latin1Scratch.length ? latin1Scratch : new Uint8Array(count);
-    bytes.set(codes.subarray(0, count));
-    return Buffer.from(bytes.buffer, bytes.byteOffset, count).toString("latin1");
-  }
-  return Buffer.from(codes.buffer, codes.byteOffset, count * 2).toString("utf16le");
-}
-
 function visibleOfWhole(text: string, enforceFinalTag: boolean): string {
   const stripper = new ReasoningStreamStripper({ enforceFinalTag });
   return (stripper.push(text).visible + stripper.finish().visible).trim();
-}
-
-export type ReplyCallbacks = {
-  onPartialReply?: (payload: { text: string; delta: string }) => void;
-  onBlockReply?: (payload: ReplyPayload) => void;
-  onReasoningStream?: (payload: { text: string; delta: string }) => void;
-};
-
-/** Callbacks as subscribers of the one stream. */
-export function subscribeReplyCallbacks(stream: ReplyStream, callbacks: ReplyCallbacks): () => void {
-  return stream.subscribe((event) => {
-    if (event.type === "partial") callbacks.onPartialReply?.({ text: event.text, delta: event.delta });
-    else if (event.type === "block") callbacks.onBlockReply?.(event.payload);
-    else if (event.type === "reasoning")
-      callbacks.onReasoningStream?.({ text: event.text, delta: event.delta });
-  });
 }

@@ -84,6 +84,36 @@ export function lineRulesOutToken(text: string, token: string): boolean {
 }
 
 /**
+ * lineRulesOutToken for a line still arriving: true only when the three token tests are false for `text` and
+ * for every text that starts with it, so that the start of the line can be shown before it ends. The deciding
+ * character must be in `text`: blanks or punctuation so far ("- "), or the token's own start ("NO_RE"), leave it
+ * undecided. False when unsure (non-ASCII on the way, a token that does not start with a letter or digit).
+ */
+export function prefixRulesOutToken(text: string, token: string): boolean {
+  const tokenFirst = asciiAlnumLower(token.charCodeAt(0));
+  if (tokenFirst === -1) return false;
+  const length = text.length;
+  let index = 0;
+  while (index < length && isAsciiBlank(text.charCodeAt(index))) index++;
+  if (index === length) return false;
+  let code = text.charCodeAt(index);
+  if (code >= 128) return false;
+  if (asciiAlnumLower(code) === -1) {
+    if (!ASCII_PUNCTUATION[code]) return true; // a symbol stays in front of everything the patterns see
+    // the prefix and leading-token tests need the token first; the exact test also tries after one leading
+    // run of punctuation and blanks, so what follows that run decides
+    while (index < length && text.charCodeAt(index) < 128 && ASCII_PUNCTUATION[text.charCodeAt(index)])
+      index++;
+    while (index < length && isAsciiBlank(text.charCodeAt(index))) index++;
+    if (index === length) return false;
+    code = text.charCodeAt(index);
+    if (code >= 128) return false;
+    if (asciiAlnumLower(code) === -1) return true;
+  }
+  return asciiAlnumLower(code) !== tokenFirst || differsFromTokenWithin(text, index, token);
+}
+
+/**
  * The text at `start` (its first character already matching the token's) departs from the token, ignoring
  * ASCII case, before either ends: then it neither is the token nor starts with it nor is a prefix of it, which
  * all three token tests need at a first character that is a letter or digit (nothing is stripped in front of

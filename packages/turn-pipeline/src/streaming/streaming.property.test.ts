@@ -133,7 +133,12 @@ describe("split invariance", () => {
           // the chunker is drained at content positions (line ends), never at delta boundaries
           expect(many.blocks).toEqual(one.blocks);
           expect(many.blockPayloads).toEqual(one.blockPayloads);
+          // previews publish partial text at other points (batch ends), but each event only extends the text,
+          // and the text at the end is the same
           expect(many.partialText).toBe(one.partialText);
+          expect(many.partialDeltas).toBe(many.partialText);
+          expect(one.partialDeltas).toBe(one.partialText);
+          expect(many.partialsExtend).toBe(true);
           // directives are consumed (a directive-only block carries its target to the next block)
           const withoutDirectives = (blocks: string[]): string =>
             squash(blocks.join("").replace(/\[\[[^\]]*\]\]/g, ""));
@@ -271,6 +276,10 @@ function runReplyStream(
   blocks: string[];
   blockPayloads: unknown[];
   partialText: string;
+  /** The partial events' deltas, concatenated. */
+  partialDeltas: string;
+  /** Every partial event's text was the one before it plus its delta. */
+  partialsExtend: boolean;
   partialEvents: number;
 } {
   const stream = new ReplyStream({
@@ -281,13 +290,17 @@ function runReplyStream(
   const blocks: string[] = [];
   const blockPayloads: unknown[] = [];
   let partialText = "";
+  let partialDeltas = "";
+  let partialsExtend = true;
   let partialEvents = 0;
   stream.subscribe((event) => {
     if (event.type === "block") {
       blocks.push(event.sourceText);
       blockPayloads.push(event.payload);
     } else if (event.type === "partial") {
+      if (event.text !== partialText + event.delta) partialsExtend = false;
       partialText = event.text;
+      partialDeltas += event.delta;
       partialEvents++;
     }
   });
@@ -297,5 +310,13 @@ function runReplyStream(
     stream.handle({ type: "text_delta", contentIndex: 0, delta, partial } satisfies AssistantMessageEvent);
   stream.handle({ type: "text_end", contentIndex: 0, content: parts.join(""), partial });
   stream.handle({ type: "done", reason: "stop", message: partial });
-  return { payloads: stream.finish(), blocks, blockPayloads, partialText, partialEvents };
+  return {
+    payloads: stream.finish(),
+    blocks,
+    blockPayloads,
+    partialText,
+    partialDeltas,
+    partialsExtend,
+    partialEvents,
+  };
 }

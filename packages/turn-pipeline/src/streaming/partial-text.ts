@@ -1,0 +1,133 @@
+// The partial text of one assistant message: what a consumer that shows text as it arrives (a terminal, a
+// channel that edits a draft) sees. Owns feeding the streaming directive accumulator at content positions
+// (ReplyStream decides where those are), the text built from its results (a few large pieces, see
+// text-collector.ts), and the preview: at the end of each processed batch the start of the line still
+// arriving is published as far as it is decided — the accumulator is sure to return it as it is, however the
+// line goes on (StreamingDirectiveAccumulator.decidedLength) — so text shows at once, not only at line ends.
+// Does not own the reasoning-tag stripping before it (the text it gets is visible text) or the blocks.
+//
+// Every published text extends the one before it: a preview is a prefix of what the accumulator returns for
+// the whole line, and the line's result then publishes only what the preview did not show. The concatenation
+// of the deltas is the text, and the text at the message end does not depend on the previews or on how the
+// deltas were split (streaming.property.test.ts).
+
+import { StreamingDirectiveAccumulator } from "./reply-directives.ts";
+import { COLLECT_CHUNK, joinPieces } from "./text-collector.ts";
+
+export type PartialPublisher = (text: string, delta: string) => void;
+
+export class PartialText {
+  readonly #silentToken: string;
+  readonly #publish: PartialPublisher;
+  readonly #accumulator = new StreamingDirectiveAccumulator();
+  /** What the accumulator returned so far (published or previewed up to here). */
+  #text = "";
+  /** #text up to the last join: a few large strings (see TextCollector for why). */
+  #joined = "";
+  /** Accumulator results since the last join (see #append for the run kept beside them). */
+  readonly #recent: string[] = [];
+  #recentLength = 0;
+  /**
+   * The latest results that were consecutive slices of one visible text, unchanged by the directive pass (the
+   * usual lines): kept as that text and a range, and added to #recent as one slice, so the join copies a few
+   * large pieces instead of one piece per line.
+   */
+  #runText = "";
+  #runStart = 0;
+  #runEnd = 0;
+  /** Visible text since the last content position, not yet given to the accumulator. */
+  #held = "";
+  /** The start of #held already published by a preview. */
+  #previewed = "";
+
+  constructor(silentToken: string, publish: PartialPublisher) {
+    this.#silentToken = silentToken;
+    this.#publish = publish;
+  }
+
+  /** Visible text before the next content position. */
+  hold(piece: string): void {
+    this.#held += piece;
+  }
+
+  /**
+   * A content position: `piece` ends the held text, and all of it goes to the accumulator. `piece` is
+   * source.slice(from, from + piece.length): when nothing was held before it, the result can extend the run
+   * (see #runText).
+   */
+  commit(piece: string, source: string, from: number): void {
+    const onlyPiece = this.#held === "";
+    this.#held += piece;
+    this.#consume(false, onlyPiece ? source : undefined, from);
+  }
+
+  /** The message end: whatever is held goes to the accumulator as the final chunk. */
+  finish(): void {
+    this.#consume(true, undefined, 0);
+  }
+
+  /**
+   * The end of a processed batch: publishes the decided start of the held text (if it grew). Costs a scan of
+   * the held text (under a line, at most PARTIAL_SPAN characters) per batch.
+   */
+  preview(): void {
+    const held = this.#held;
+    const shown = this.#previewed.length;
+    if (held.length <= shown) return;
+    const decided = this.#accumulator.decidedLength(held, this.#silentToken);
+    if (decided <= shown) return;
+    const previewed = held.slice(0, decided);
+    this.#previewed = previewed;
+    this.#publish(this.#text + previewed, previewed.slice(shown));
+  }
+
+  #consume(final: boolean, source: string | undefined, from: number): void {
+    const chunk = this.#held;
+    this.#held = "";
+    const previewed = this.#previewed;
+    this.#previewed = "";
+    if (!chunk && !final) return;
+    const delta = this.#accumulator.consumeText(chunk, { final, silentToken: this.#silentToken });
+    if (delta) this.#append(delta, delta === chunk ? source : undefined, from);
+    if (previewed === "") {
+      if (delta) this.#publish(this.#text, delta);
+    } else if (delta?.startsWith(previewed)) {
+      if (delta.length > previewed.length) this.#publish(this.#text, delta.slice(previewed.length));
+    } else {
+      // never (decidedLength only vouches for what the accumulator returns as it is); should it happen, the
+      // text published no longer extends the preview, which a consumer can tell (the partial text restarts)
+      this.#publish(this.#text, delta ?? "");
+    }
+  }
+
+  /** `source`/`from`: `delta` is source.slice(from, from + delta.length), the chunk unchanged. */
+  #append(delta: string, source: string | undefined, from: number): void {
+    if (source !== undefined) {
+      if (source !== this.#runText || from !== this.#runEnd) {
+        this.#endRun();
+        this.#runText = source;
+        this.#runStart = from;
+      }
+      this.#runEnd = from + delta.length;
+    } else {
+      this.#endRun();
+      this.#recent.push(delta);
+    }
+    this.#recentLength += delta.length;
+    if (this.#recentLength >= COLLECT_CHUNK) {
+      // the same text, rebuilt from one joined string instead of one piece per line
+      this.#endRun();
+      this.#joined += joinPieces(this.#recent);
+      this.#text = this.#joined;
+      this.#recent.length = 0;
+      this.#recentLength = 0;
+    } else this.#text += delta;
+  }
+
+  #endRun(): void {
+    const text = this.#runText;
+    if (text === "") return;
+    this.#recent.push(text.slice(this.#runStart, this.#runEnd));
+    this.#runText = "";
+  }
+}
