@@ -134,8 +134,10 @@ export class SessionReads {
     if (parsed) transcriptCache.settle(session);
     if (damaged.length > 0) this.#setAside(session, damaged);
     const entries: TranscriptEntry[] = [];
+    // Almost always empty: then no lookup per entry on the read path.
+    const setAside = session.quarantined.size > 0 ? session.quarantined : undefined;
     for (const position of positions) {
-      if (session.quarantined.has(position)) {
+      if (setAside?.has(position)) {
         if (damagedRows === "cut") break;
         continue;
       }
