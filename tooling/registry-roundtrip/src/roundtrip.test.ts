@@ -1,0 +1,259 @@
+// The third-party path, for real: every package built (turbo, cached), versioned and published with
+// changesets from a scratch copy of the workspace to a local Verdaccio on loopback, then installed one at a
+// time with plain npm into fresh projects outside the repo. Each README's marked examples run there as
+// `.mjs` and typecheck as strict `.ts` (skipLibCheck off), and the `agent` CLI is installed globally.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type FakeLlm, reply, startFakeLlm } from "@agent-kernel/fake-llm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Consumer, describeRun, NPM_CLI, ownErrors, tscErrors } from "./consumer.ts";
+import { changeset, copyWorkspace, REPO_ROOT, useRegistry, workspacePackages } from "./publish.ts";
+import { readmeExamples, toJavaScript } from "./readme-examples.ts";
+import { type LocalRegistry, startLocalRegistry } from "./registry.ts";
+
+/** Third-party packages come from the registry the machine's npm is set up with (`npm config get registry`). */
+function upstreamRegistry(): string {
+  const configured = execFileSync(process.execPath, [NPM_CLI, "config", "get", "registry"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+    env: { ...process.env, NODE_OPTIONS: "" },
+  }).trim();
+  const url = configured === "" || configured === "undefined" ? "https://registry.npmjs.org/" : configured;
+  return url.endsWith("/") ? url : `${url}/`;
+}
+
+const PUBLIC = workspacePackages().filter((pkg) => !pkg.private);
+
+let root: string;
+let registry: LocalRegistry;
+let llm: FakeLlm;
+const published = new Map<string, string>();
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "registry-roundtrip-"));
+  const build = spawnSync(
+    join(REPO_ROOT, "tooling", "pnpm"),
+    [
+      "exec",
+      "turbo",
+      "run",
+      "build",
+      "--filter=./packages/*",
+      "--filter=./apps/*",
+      "--output-logs=errors-only",
+    ],
+    { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "" } },
+  );
+  if (build.status !== 0) throw new Error(`building the packages failed:\n${build.stdout}\n${build.stderr}`);
+
+  registry = await startLocalRegistry(join(root, "registry"), upstreamRegistry());
+  const scratch = join(root, "scratch");
+  copyWorkspace(scratch);
+  useRegistry(scratch, registry.url, registry.token);
+  const version = changeset(scratch, ["version"], registry.url);
+  if (version.status !== 0) throw new Error(`changeset version failed:\n${version.output}`);
+  const publish = changeset(scratch, ["publish", "--no-git-tag"], registry.url);
+  if (publish.status !== 0) {
+    throw new Error(`changeset publish failed:\n${publish.output}\n--- registry\n${registry.log()}`);
+  }
+  for (const pkg of PUBLIC) {
+    const manifest = JSON.parse(readFileSync(join(scratch, pkg.dir, "package.json"), "utf8")) as {
+      version: string;
+    };
+    published.set(pkg.name, manifest.version);
+  }
+  llm = await startFakeLlm();
+}, 420_000);
+
+afterAll(async () => {
+  await llm?.close();
+  await registry?.stop();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+interface Packument {
+  readonly "dist-tags": Record<string, string>;
+  readonly versions: Record<string, PublishedManifest>;
+}
+interface PublishedManifest {
+  readonly private?: boolean;
+  readonly engines?: { node?: string };
+  readonly license?: string;
+  readonly repository?: { url?: string; directory?: string };
+  readonly dependencies?: Record<string, string>;
+  readonly peerDependencies?: Record<string, string>;
+  readonly dist: { tarball: string };
+}
+
+async function packument(name: string): Promise<{ status: number; body: Packument | undefined }> {
+  const response = await fetch(new URL(name.replace("/", "%2f"), registry.url));
+  return { status: response.status, body: response.ok ? ((await response.json()) as Packument) : undefined };
+}
+
+/** A fresh project in its own temp directory, outside the repo. */
+function consumer(name: string): Consumer {
+  return new Consumer(join(root, "consumers", name), registry.url);
+}
+
+/**
+ * Runs every marked example of `readme` in `project`: as .mjs (types stripped) with `expected` matched against
+ * its stdout, then all of them typechecked as strict .ts. Fails on any tsc error in the example or in our
+ * published .d.ts.
+ */
+async function runReadmeExamples(
+  project: Consumer,
+  readme: string,
+  expected: Readonly<Record<string, RegExp>>,
+  env: Record<string, string> = {},
+): Promise<void> {
+  const examples = readmeExamples(join(REPO_ROOT, readme));
+  expect(examples.map((example) => example.name).sort()).toEqual(Object.keys(expected).sort());
+  for (const example of examples) {
+    project.write(`${example.name}.ts`, example.code);
+    const script = project.write(`${example.name}.mjs`, toJavaScript(example.code));
+    const run = await project.node(script, [], env);
+    expect(run.status, describeRun(`node ${example.name}.mjs (${readme})`, run)).toBe(0);
+    expect(run.stdout).toMatch(expected[example.name] ?? /never/);
+  }
+  const typecheck = await project.typecheck();
+  const errors = ownErrors(tscErrors(typecheck.stdout));
+  expect(errors, describeRun(`tsc --noEmit (${readme} examples)`, typecheck)).toEqual([]);
+}
+
+describe("publishing with changesets to a local registry", () => {
+  it("publishes every public package at its new version and nothing private", async () => {
+    expect(PUBLIC.length).toBeGreaterThanOrEqual(17);
+    for (const pkg of workspacePackages()) {
+      const { status, body } = await packument(pkg.name);
+      if (pkg.private) {
+        expect(status, `${pkg.name} is private and must not be published`).toBe(404);
+        continue;
+      }
+      expect(status, `${pkg.name} not in the registry`).toBe(200);
+      expect(body?.["dist-tags"].latest).toBe(published.get(pkg.name));
+    }
+  });
+
+  it("ships manifests a consumer can use: engines, license, repository, ^ ranges, no workspace: or catalog:", async () => {
+    for (const pkg of PUBLIC) {
+      const { body } = await packument(pkg.name);
+      const manifest = body?.versions[published.get(pkg.name) ?? ""];
+      expect(manifest, pkg.name).toBeDefined();
+      expect(manifest?.engines?.node, pkg.name).toBe(">=22.19.0");
+      expect(manifest?.license, pkg.name).toBe("MIT");
+      expect(manifest?.repository?.directory, pkg.name).toBe(pkg.dir);
+      for (const [name, range] of Object.entries({
+        ...manifest?.dependencies,
+        ...manifest?.peerDependencies,
+      })) {
+        expect(range, `${pkg.name} → ${name}`).not.toMatch(/^(workspace|catalog):/);
+        if (name.startsWith("@agent-kernel/")) expect(range, `${pkg.name} → ${name}`).toMatch(/^\^/);
+      }
+    }
+  });
+
+  it("ships dist, the sources its maps point at, README and LICENSE in every tarball, and no tests", async () => {
+    const dir = join(root, "tarballs");
+    mkdirSync(dir, { recursive: true });
+    for (const pkg of PUBLIC) {
+      const { body } = await packument(pkg.name);
+      const url = body?.versions[published.get(pkg.name) ?? ""]?.dist.tarball ?? "";
+      const file = join(dir, `${pkg.dir.replace("/", "-")}.tgz`);
+      const response = await fetch(url);
+      expect(response.status, url).toBe(200);
+      writeFileSync(file, Buffer.from(await response.arrayBuffer()));
+      const entries = execFileSync("tar", ["-tzf", file], { encoding: "utf8" }).split("\n");
+      for (const required of ["package/package.json", "package/README.md", "package/LICENSE"]) {
+        expect(entries, `${pkg.name} lacks ${required}`).toContain(required);
+      }
+      expect(entries.some((entry) => entry.startsWith("package/dist/") && entry.endsWith(".d.ts"))).toBe(
+        true,
+      );
+      expect(
+        entries.filter((entry) => /\.test\.[jt]s$|\.test\.d\.ts$/.test(entry)),
+        pkg.name,
+      ).toEqual([]);
+      // every source map's source is in the tarball
+      for (const map of entries.filter((entry) => entry.endsWith(".js.map"))) {
+        const source = map.replace(/^package\/dist\//, "package/src/").replace(/\.js\.map$/, ".ts");
+        expect(entries, `${pkg.name}: ${map} points at ${source}`).toContain(source);
+      }
+    }
+  });
+});
+
+describe("a third party installs single packages with plain npm", () => {
+  it("tool-policy alone: its README example runs (.mjs) and typechecks (strict .ts)", async () => {
+    const project = consumer("tool-policy");
+    await project.install(["@agent-kernel/tool-policy", "@agent-kernel/config"]);
+    expect(existsSync(join(project.dir, "node_modules", "@agent-kernel", "kernel"))).toBe(false);
+    await runReadmeExamples(project, "packages/tool-policy/README.md", {
+      "explain-policy": /web_search: blocked by tools\.deny[\s\S]*read: allowed by tools\.profile \(coding\)/,
+    });
+  });
+
+  it("session-store alone: SQLite works with no compiler, the README example runs and typechecks", async () => {
+    const project = consumer("session-store");
+    await project.install(["@agent-kernel/session-store"]);
+    expect(existsSync(join(project.dir, "node_modules", "pg"))).toBe(false);
+    await runReadmeExamples(project, "packages/session-store/README.md", {
+      "first-transcript": /^agent:main:main 1$/m,
+    });
+  });
+
+  it("runtime-resolver: the README example runs and typechecks", async () => {
+    const project = consumer("runtime-resolver");
+    await project.install(["@agent-kernel/runtime-resolver", "@agent-kernel/config"]);
+    await runReadmeExamples(project, "packages/runtime-resolver/README.md", {
+      "resolve-runtime":
+        /agent:main:telegram:direct:42 anthropic\/claude-sonnet-4-5 defaults\n\[ 'anthropic\/claude-sonnet-4-5', 'openai\/gpt-5' \]\nrate_limit /,
+    });
+  });
+
+  it("kernel: the README example runs a real turn against an OpenAI-compatible server and typechecks", async () => {
+    const project = consumer("kernel");
+    await project.install(["@agent-kernel/kernel", "@agent-kernel/config", "@agent-kernel/session-store"]);
+    llm.enqueue(reply("Hello from the model."));
+    await runReadmeExamples(
+      project,
+      "packages/kernel/README.md",
+      { "first-turn": /ok: Hello from the model\./ },
+      { LLM_BASE_URL: llm.baseUrlFor("openai") },
+    );
+  });
+
+  it("markdown and config: their README examples run and typecheck", async () => {
+    const project = consumer("markdown-config");
+    await project.install(["@agent-kernel/markdown", "@agent-kernel/config"]);
+    await runReadmeExamples(project, "packages/markdown/README.md", {
+      "chunk-and-scan": /"First paragraph of a streamed reply\."[\s\S]*start: 0, end: 14/,
+    });
+    await runReadmeExamples(project, "packages/config/README.md", {
+      "parse-config": /anthropic\/claude-sonnet-4-5[\s\S]*agents\.defaults\.model/,
+    });
+  });
+
+  it("the agent CLI installed globally: --help, and one line with exit 1 on a Node older than 22.19", async () => {
+    const project = consumer("agent-global");
+    const prefix = join(project.dir, "global");
+    const install = await project.npm(["install", "--global", "--prefix", prefix, "@agent-kernel/agent"]);
+    expect(install.status, describeRun("npm install -g @agent-kernel/agent", install)).toBe(0);
+    const agent = join(prefix, "bin", "agent");
+    const help = await project.run(agent, ["--help"]);
+    expect(help.status, describeRun("agent --help", help)).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: agent /);
+
+    // The machine's own Node, when it is older than the packages need (Node 20 here): a clear refusal.
+    const systemNode = "/usr/bin/node";
+    if (!existsSync(systemNode)) return;
+    const version = execFileSync(systemNode, ["-p", "process.versions.node"], { encoding: "utf8" }).trim();
+    const [major = 0, minor = 0] = version.split(".").map(Number);
+    if (major > 22 || (major === 22 && minor >= 19)) return;
+    const old = await project.run(systemNode, [agent, "--help"]);
+    expect(old.status).toBe(1);
+    expect(old.stdout).toBe("");
+    expect(old.stderr).toBe(`agent: needs Node.js 22.19 or newer; this is Node.js ${version}\n`);
+  });
+});
