@@ -34,7 +34,11 @@ export class TurnStopper {
 
   /** Aborts what pi is doing without a stop cause (a limit hit: the attempt ends as the limit's). */
   abortSession(): void {
-    void this.session?.abort();
+    const session = this.session;
+    // Called from inside pi's event emission (a response cut mid-stream): pi 0.87.1 can lose an abort made
+    // there when the provider's stream completes at the same time — the run then never ends (seen: a reply
+    // cut at a chunk boundary waited for the turn timeout). Aborting right after the emission is safe.
+    setImmediate(() => void session?.abort());
   }
 
   /** Aborted by the caller or the timeout, never by a stall: ends a wait before a retry. */

@@ -269,6 +269,23 @@ describe("turn limits: reply size and spent model calls (openai wire)", () => {
     expectValidContext("openai", llm.requests.at(-1)?.body);
   });
 
+  it("a reply cut exactly at a streamed chunk's end ends the turn at once (it once waited for the timeout)", async () => {
+    // The cut then lands on the first delta past the budget as the provider's stream completes; pi 0.87.1
+    // lost an abort made inside that event and the turn hung until its timeout.
+    const { llm, harness } = await setUp("openai", { agent: { replyMaxChars: 2000 } });
+    const paragraph = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod. ".repeat(3);
+    const text = Array.from({ length: 40 }, (_, n) => `Paragraph ${n}. ${paragraph}`).join("\n\n");
+    for (const chunkSize of [100, 50, 40, 1000]) {
+      llm.setScenario({ steps: [reply(text, { chunkSize })] });
+      const context = await harness.context(`agent:main:boundary-${chunkSize}`);
+      const result = await turn(context, "say it all", { timeoutMs: 30_000 });
+      expect(result.reason, `chunk ${chunkSize}: ${result.errorMessage}`).toBe("reply_size_limit");
+      expect(result.payloads.at(-1)?.text).toBe(
+        `${text.slice(0, 2000)}\n\n⚠️ Cut: the reply reached its limit of 2000 characters.`,
+      );
+    }
+  });
+
   it("model calls spent on failed attempts: no further attempt starts, the turn ends as the limit's", async () => {
     const { llm, harness } = await setUp("openai", { agent: { maxModelCallsPerTurn: 1 } });
     llm.setScenario({ steps: [{ type: "error", fault: "server_error" }, reply("Recovered.")] });
