@@ -44,6 +44,42 @@ function turnWaiter() {
   };
 }
 
+/** The gateway with the real Telegram adapter against fake-telegram and a fake LLM, config defaults otherwise. */
+async function telegramGateway(onTestFinished: (fn: OnTestFinishedHandler) => void) {
+  const { stateDir, workspaceDir } = scratch(onTestFinished);
+  const llm = await startFakeLlm();
+  onTestFinished(() => llm.close());
+  const telegram = await startFakeTelegram();
+  onTestFinished(() => telegram.close());
+  const config = testConfig(llm.baseUrlFor("openai"), workspaceDir, {
+    channels: {
+      telegram: {
+        enabled: true,
+        botToken: telegram.token,
+        apiBaseUrl: telegram.url,
+        pollTimeoutSeconds: 1,
+        dmPolicy: "open",
+        allowFrom: ["*"],
+      },
+    },
+  });
+  const telegramConfig = config.channels.telegram;
+  if (telegramConfig === undefined) throw new Error("no channels.telegram");
+  const adapter = createTelegramChannel(telegramOptionsFromConfig(telegramConfig, { onError: () => {} }));
+  const turns = turnWaiter();
+  const gateway = createAutoReplyGateway({
+    config,
+    stateDir,
+    channels: [adapter],
+    kernelOptions: { executorSettings: { transientRetryDelayMs: 1 } },
+    log: () => {},
+    onTurnEnd: turns.onTurnEnd,
+  });
+  await gateway.start();
+  onTestFinished(() => gateway.stop());
+  return { llm, telegram, turns };
+}
+
 describe("messages per reply, end to end", () => {
   it("Telegram: a 250 KB reply is at most 10 messages, the last one the whole reply as reply.md", async ({
     onTestFinished,
@@ -142,6 +178,29 @@ describe("messages per reply, end to end", () => {
     } finally {
       await store.close();
     }
+  }, 120_000);
+
+  it("Telegram, default limits: a 250 KB reply is cut at replyMaxChars, then at most 10 messages with the cut reply as reply.md", async ({
+    onTestFinished,
+  }) => {
+    const { llm, telegram, turns } = await telegramGateway(onTestFinished);
+    llm.enqueue(reply(PARAGRAPH, { repeat: 260, chunkSize: 4096 }));
+    const alice = user(42, "Alice");
+    telegram.pushMessage({ chat: privateChat(alice), from: alice, text: "write it all down" });
+    const turn = await turns.next();
+    expect(turn.outcome?.result.reason).toBe("reply_size_limit");
+    const botMessages = telegram.messages(42).filter((message) => message.from?.id === telegram.bot.id);
+    expect(botMessages.length).toBeLessThanOrEqual(10);
+    const document = telegram.sent.find((call) => call.method === "sendDocument");
+    const attached = new TextDecoder().decode(document?.files[0]?.bytes);
+    expect(attached.length).toBe(
+      200_000 + "\n\n⚠️ Cut: the reply reached its limit of 200000 characters.".length,
+    );
+    expect(attached.endsWith("⚠️ Cut: the reply reached its limit of 200000 characters.")).toBe(true);
+    llm.enqueue(reply("Short answer."));
+    telegram.pushMessage({ chat: privateChat(alice), from: alice, text: "and briefly?" });
+    expect((await turns.next()).outcome?.status).toBe("ok");
+    expect(telegram.messages(42).at(-1)?.text).toBe("Short answer.");
   }, 120_000);
 
   it("Slack: past maxMessagesPerReply the whole reply is uploaded as reply.md with its line", async ({
