@@ -1,6 +1,6 @@
 // Refusing an empty database file the store did not make. Owns: the look at an existing file before SQLite
 // opens it: SQLite takes an empty (0-byte) file for a valid new database, so opening one would quietly start
-// an agent's history over. A file that is not SQLite, or unreadable, needs no look here: SQLite's own first
+// an agent's history (or, for the control plane, every session and run record) over. A file that is not SQLite, or unreadable, needs no look here: SQLite's own first
 // read refuses it (a `StoreOpenError` naming the file, which storage-errors.ts classifies). A missing file is
 // created as always. Does not own: opening or migrating (sqlite/connection.ts, migrator.ts).
 import { existsSync, statSync } from "node:fs";
@@ -18,7 +18,11 @@ const POLL_MS = 25;
  * Throws a `StorageFailure` (kind `corrupt`) when `path` exists and is empty after the grace a concurrent
  * creator needs. Returns quietly for a missing file and for anything else (SQLite checks its content).
  */
-export function refuseForeignDatabaseFile(path: string, graceMs: number = CREATING_GRACE_MS): void {
+export function refuseForeignDatabaseFile(
+  path: string,
+  holds = "this agent's history",
+  graceMs: number = CREATING_GRACE_MS,
+): void {
   const deadline = Date.now() + graceMs;
   for (;;) {
     const size = sizeOf(path);
@@ -32,7 +36,7 @@ export function refuseForeignDatabaseFile(path: string, graceMs: number = CREATI
         problem: `${path} is empty (0 bytes), and this store did not create it`,
         hint:
           `it holds no history (a copy or a restore cut short?): restore it from a backup, or move it away ` +
-          `(mv ${path} ${path}.empty) to start this agent's history afresh`,
+          `(mv ${path} ${path}.empty) to start ${holds} afresh`,
       });
     }
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, POLL_MS);

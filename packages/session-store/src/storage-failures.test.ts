@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { agentDatabasePath } from "./state-dir.ts";
+import { agentDatabasePath, controlPlanePath } from "./state-dir.ts";
 import { StorageFailure, storageFailureKind, toStorageFailure } from "./storage-errors.ts";
 import { openSessionStore } from "./store.ts";
 import { header, messageEntry } from "./testing/conformance.ts";
@@ -185,6 +185,25 @@ describe("an agent database the store did not create", () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe("a control plane the store did not create", () => {
+  it("is refused when it is empty, naming the file and what to do", async () => {
+    const dir = await stateDir();
+    const path = controlPlanePath(dir);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, "");
+    const failure = await openSessionStore({ stateDir: dir }).then(
+      async (store) => {
+        await store.close();
+        return undefined;
+      },
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(StorageFailure);
+    expect((failure as StorageFailure).message).toContain(`${path} is empty (0 bytes)`);
+    expect((failure as StorageFailure).message).toContain("the state dir's sessions and run records afresh");
   });
 });
 

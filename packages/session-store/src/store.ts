@@ -173,6 +173,8 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     ...(options.walCheckpoint === undefined ? {} : { walCheckpoint: options.walCheckpoint }),
   };
+  // An existing empty control plane is refused, not opened as a store with no sessions (database-file-check.ts).
+  refuseForeignDatabaseFile(path, "the state dir's sessions and run records");
   const raw = openSqliteFile(path, sqliteOptions, stateDir);
   try {
     migrateOrExplain(raw, path, "controlPlane");
