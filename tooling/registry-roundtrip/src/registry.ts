@@ -54,8 +54,16 @@ function configYaml(dir: string, uplink: string): string {
   });
 }
 
-/** Starts Verdaccio on 127.0.0.1 with its storage under `dir`, proxying third-party packages to `uplink`. */
-export async function startLocalRegistry(dir: string, uplink: string): Promise<LocalRegistry> {
+/**
+ * Starts Verdaccio on 127.0.0.1 with its storage under `dir`, proxying third-party packages to `uplink`.
+ * `caFile` is the certificate bundle npm itself trusts (its `cafile` setting), for an uplink reached through
+ * a TLS-inspecting proxy; the system's CA store is trusted too (`--use-openssl-ca`), as curl and npm do.
+ */
+export async function startLocalRegistry(
+  dir: string,
+  uplink: string,
+  caFile?: string | undefined,
+): Promise<LocalRegistry> {
   mkdirSync(dir, { recursive: true });
   const configPath = join(dir, "verdaccio.yaml");
   writeFileSync(configPath, configYaml(dir, uplink));
@@ -64,8 +72,16 @@ export async function startLocalRegistry(dir: string, uplink: string): Promise<L
   let output = "";
   const child: ChildProcess = spawn(
     process.execPath,
-    [VERDACCIO_BIN, "--config", configPath, "--listen", `127.0.0.1:${port}`],
-    { cwd: dir, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" } },
+    ["--use-openssl-ca", VERDACCIO_BIN, "--config", configPath, "--listen", `127.0.0.1:${port}`],
+    {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        NODE_OPTIONS: "",
+        ...(caFile === undefined ? {} : { NODE_EXTRA_CA_CERTS: caFile }),
+      },
+    },
   );
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));

@@ -13,14 +13,19 @@ import { changeset, copyWorkspace, REPO_ROOT, useRegistry, workspacePackages } f
 import { readmeExamples, toJavaScript } from "./readme-examples.ts";
 import { type LocalRegistry, startLocalRegistry } from "./registry.ts";
 
-/** Third-party packages come from the registry the machine's npm is set up with (`npm config get registry`). */
-function upstreamRegistry(): string {
-  const configured = execFileSync(process.execPath, [NPM_CLI, "config", "get", "registry"], {
+/** A setting of the machine's npm config (`npm config get <name>`), undefined when unset. */
+function npmSetting(name: string): string | undefined {
+  const value = execFileSync(process.execPath, [NPM_CLI, "config", "get", name], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "ignore"],
     env: { ...process.env, NODE_OPTIONS: "" },
   }).trim();
-  const url = configured === "" || configured === "undefined" ? "https://registry.npmjs.org/" : configured;
+  return value === "" || value === "undefined" || value === "null" ? undefined : value;
+}
+
+/** Third-party packages come from the registry the machine's npm is set up with. */
+function upstreamRegistry(): string {
+  const url = npmSetting("registry") ?? "https://registry.npmjs.org/";
   return url.endsWith("/") ? url : `${url}/`;
 }
 
@@ -48,7 +53,11 @@ beforeAll(async () => {
   );
   if (build.status !== 0) throw new Error(`building the packages failed:\n${build.stdout}\n${build.stderr}`);
 
-  registry = await startLocalRegistry(join(root, "registry"), upstreamRegistry());
+  registry = await startLocalRegistry(
+    join(root, "registry"),
+    upstreamRegistry(),
+    process.env.NODE_EXTRA_CA_CERTS ?? npmSetting("cafile"),
+  );
   const scratch = join(root, "scratch");
   copyWorkspace(scratch);
   useRegistry(scratch, registry.url, registry.token);
