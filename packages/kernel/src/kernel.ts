@@ -374,7 +374,13 @@ export class Kernel {
     try {
       result = await this.#executor(call.context, call.request);
     } catch (error) {
-      result = await executorFailed(this.#endings, prepared, runId, call.events, error, signal);
+      try {
+        result = await executorFailed(this.#endings, prepared, runId, call.events, error, signal);
+      } catch (storageFailure) {
+        // A store that cannot record the run is rethrown to the caller: nothing will write these any more.
+        this.#pendingDecisions.delete(runId);
+        throw storageFailure;
+      }
     }
     const executorMs = performance.now() - executorStarted;
     clock.enter("runRecordMs");
