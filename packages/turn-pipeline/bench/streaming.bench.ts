@@ -1,9 +1,10 @@
 // Throughput of the composed ReplyStream (tag stripping + block chunking + directive parsing per block +
 // reasoning + the final payload, and with partials on the streaming directive accumulator for partial text)
-// on a realistic 5 MB reply delivered in 1-byte, 16-byte and 4 KB deltas, against OpenClaw's own
-// EmbeddedBlockChunker on the same input in the same run (loaded from OPENCLAW_DIST when set; it loads under
-// Node 22; its 16 B figure is the baseline, its 4 KB figure a reference) and a naive re-scan chunker that
-// always runs. Each delivery runs twice: as a block-streaming channel subscribes (partials off) and with every
+// on a realistic 5 MB reply delivered in 1-byte, 16-byte and 4 KB deltas (and 16-byte deltas processed in
+// 64-byte batches, a partial-text preview after each, as a slow stream's event-loop turns do), against
+// OpenClaw's own EmbeddedBlockChunker on the same input in the same run (loaded from OPENCLAW_DIST when set;
+// it loads under Node 22; its 16 B figure is the baseline, its 4 KB figure a reference) and a naive re-scan
+// chunker that always runs. Each delivery runs twice: as a block-streaming channel subscribes (partials off) and with every
 // output. A second suite shows cost growing linearly: the same stream on 1 MB and 8 MB. Two reference cases
 // show what any consumer of 1-byte deltas pays before processing them: one that only reads each delta's character
 // (the floor), one that collects them into lines.
@@ -86,11 +87,13 @@ function split(text: string, size: number): string[] {
 }
 
 const partial = {} as AssistantMessage;
-function runReplyStream(deltas: Deltas, partials = true): number {
+/** `inputBatchChars`: deltas processed per this many characters (default: ReplyStream's 4096). */
+function runReplyStream(deltas: Deltas, partials = true, inputBatchChars?: number): number {
   const stream = new ReplyStream({
     blockStreaming: { chunking: CHUNKING, breakMode: "text_end" },
     reasoningMode: "stream",
     partials,
+    ...(inputBatchChars === undefined ? {} : { inputBatchChars }),
   });
   let blocks = 0;
   stream.subscribe((event) => {
@@ -309,6 +312,14 @@ const throughputCases: BenchCase<Deltas>[] = [
     before: deltas,
     run: (d: Deltas) => runReplyStream(d, true),
   })),
+  {
+    // a slow stream: the deltas of each event-loop turn are processed together, and the partial text previews
+    // the line still arriving after every batch (here every 64 characters, about 80,000 previews)
+    name: "ReplyStream, every output (partials on), 16 B deltas processed per 64 B",
+    target: TARGET,
+    before: () => deltas16,
+    run: (d: Deltas) => runReplyStream(d, true, 64),
+  },
 ];
 if (openClaw)
   throughputCases.unshift(

@@ -80,7 +80,8 @@ describe("StreamingDirectiveAccumulator.decidedLength", () => {
         text,
         fc.boolean(),
         token,
-        (earlier, held, rest, final, silentToken) => {
+        fc.nat(),
+        (earlier, held, rest, final, silentToken, cut) => {
           const probe = new StreamingDirectiveAccumulator();
           const actual = new StreamingDirectiveAccumulator();
           for (const chunk of earlier) {
@@ -89,6 +90,9 @@ describe("StreamingDirectiveAccumulator.decidedLength", () => {
           }
           const decided = probe.decidedLength(held, silentToken);
           expect(decided).toBeLessThanOrEqual(held.length);
+          // told what it decided for a shorter start of the chunk, it looks only at the rest, with the same answer
+          const known = probe.decidedLength(held.slice(0, cut % (held.length + 1)), silentToken);
+          if (known > 0) expect(probe.decidedLength(held, silentToken, known)).toBe(decided);
           if (decided === 0) return;
           const returned = actual.consumeText(held + rest, { final, silentToken });
           expect(returned?.startsWith(held.slice(0, decided))).toBe(true);

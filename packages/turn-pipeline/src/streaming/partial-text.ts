@@ -37,8 +37,10 @@ export class PartialText {
   #runEnd = 0;
   /** Visible text since the last content position, not yet given to the accumulator. */
   #held = "";
-  /** The start of #held already published by a preview. */
-  #previewed = "";
+  /** How much of #held a preview published. */
+  #previewed = 0;
+  /** The text the last preview published (#text and #held's start). */
+  #previewText = "";
 
   constructor(silentToken: string, publish: PartialPublisher) {
     this.#silentToken = silentToken;
@@ -72,27 +74,30 @@ export class PartialText {
    */
   preview(): void {
     const held = this.#held;
-    const shown = this.#previewed.length;
+    const shown = this.#previewed;
     if (held.length <= shown) return;
-    const decided = this.#accumulator.decidedLength(held, this.#silentToken);
+    const decided = this.#accumulator.decidedLength(held, this.#silentToken, shown);
     if (decided <= shown) return;
-    const previewed = held.slice(0, decided);
-    this.#previewed = previewed;
-    this.#publish(this.#text + previewed, previewed.slice(shown));
+    this.#previewed = decided;
+    const delta = held.slice(shown, decided);
+    this.#previewText = (shown === 0 ? this.#text : this.#previewText) + delta;
+    this.#publish(this.#previewText, delta);
   }
 
   #consume(final: boolean, source: string | undefined, from: number): void {
     const chunk = this.#held;
     this.#held = "";
     const previewed = this.#previewed;
-    this.#previewed = "";
+    this.#previewed = 0;
+    this.#previewText = "";
     if (!chunk && !final) return;
     const delta = this.#accumulator.consumeText(chunk, { final, silentToken: this.#silentToken });
     if (delta) this.#append(delta, delta === chunk ? source : undefined, from);
-    if (previewed === "") {
+    if (previewed === 0) {
       if (delta) this.#publish(this.#text, delta);
-    } else if (delta?.startsWith(previewed)) {
-      if (delta.length > previewed.length) this.#publish(this.#text, delta.slice(previewed.length));
+    } else if (delta === chunk || delta?.startsWith(chunk.slice(0, previewed))) {
+      // (the chunk unchanged, the usual line: its start is what the preview showed)
+      if (delta.length > previewed) this.#publish(this.#text, delta.slice(previewed));
     } else {
       // never (decidedLength only vouches for what the accumulator returns as it is); should it happen, the
       // text published no longer extends the preview, which a consumer can tell (the partial text restarts)

@@ -211,29 +211,36 @@ export class StreamingDirectiveAccumulator {
    * and is 0 for a chunk that may still be a MEDIA: line ("M"…"MEDIA:" so far), may still be or start with the
    * silent token (decided by prefixRulesOutToken within the answer), or starts with whitespace that the
    * normalisation strips (newlines; one blank before text; any, in a final chunk before text was returned).
+   * `known`: what this returned (above 0) for a shorter start of the same chunk, the accumulator unchanged
+   * since: only what follows it is looked at (a preview per batch then costs the batch, not the line so far).
    */
-  decidedLength(raw: string, silentToken = SILENT_REPLY_TOKEN): number {
+  decidedLength(raw: string, silentToken = SILENT_REPLY_TOKEN, known = 0): number {
     if (this.#pendingTail !== "") return 0;
     const length = raw.length;
-    let start = 0;
-    while (start < length && isWhitespaceAt(raw, start)) start++;
-    if (start === length) return 0;
-    if (start > 0 && (!this.#hasReturnedText || (start === 1 && isBlankAt(raw, 0)) || hasNewline(raw, start)))
-      return 0;
-    if ("media:".startsWith(raw.slice(start, start + 6).toLowerCase())) return 0;
-    let end = raw.indexOf("[", start);
-    if (end === -1) end = length;
-    const newline = raw.indexOf("\n", start);
-    if (newline !== -1 && newline < end) end = newline;
-    for (let index = start + 1; index < end; index++) {
-      if (isBlankAt(raw, index) && isBlankAt(raw, index - 1)) {
-        end = index - 1;
-        break;
-      }
+    /** Where the cuts are looked for: the first non-blank character, or what an earlier call decided. */
+    let from = known;
+    if (known === 0) {
+      while (from < length && isWhitespaceAt(raw, from)) from++;
+      if (from === length) return 0;
+      if (from > 0 && (!this.#hasReturnedText || (from === 1 && isBlankAt(raw, 0)) || hasNewline(raw, from)))
+        return 0;
+      if (mayBeMediaColon(raw, from)) return 0;
     }
-    while (end > start && isWhitespaceAt(raw, end - 1)) end--;
-    if (end === start) return 0;
-    return prefixRulesOutToken(end === length ? raw : raw.slice(0, end), silentToken) ? end : 0;
+    let end = raw.indexOf("[", from);
+    if (end === -1) end = length;
+    const newline = raw.indexOf("\n", from);
+    if (newline !== -1 && newline < end) end = newline;
+    // a regex, not a charCodeAt loop: the held text is a fresh concatenation each batch, and reads through it
+    // cost several times a native scan
+    BLANK_PAIR.lastIndex = from;
+    const blanks = BLANK_PAIR.exec(raw);
+    if (blanks !== null && blanks.index < end) end = blanks.index;
+    while (end > from && isWhitespaceAt(raw, end - 1)) end--;
+    // an earlier answer is not taken back: its start was decided (the token test included), and a cut before
+    // it would have ended it
+    if (known > 0) return end;
+    if (end === from) return 0;
+    return prefixRulesOutToken(raw, silentToken, end) ? end : 0;
   }
 
   /** `consume(raw, options)?.text` without building the result for the common chunk (once per streamed line). */
@@ -306,6 +313,9 @@ export class StreamingDirectiveAccumulator {
   }
 }
 
+/** Two blanks (spaces or tabs) in a row: the whitespace normalisation collapses such a run. */
+const BLANK_PAIR = /[ \t]{2}/g;
+
 /** A space or a tab: what the directive whitespace normalisation collapses and strips. */
 function isBlankAt(text: string, index: number): boolean {
   const code = text.charCodeAt(index);
@@ -323,3 +333,16 @@ function hasNewline(text: string, end: number): boolean {
   const newline = text.indexOf("\n");
   return newline !== -1 && newline < end;
 }
+
+/** The text at `start` may still be, or is, "MEDIA:" (ASCII case ignored, as the MEDIA: patterns do). */
+function mayBeMediaColon(text: string, start: number): boolean {
+  const end = Math.min(text.length, start + MEDIA_COLON.length);
+  for (let index = start; index < end; index++) {
+    const code = text.charCodeAt(index);
+    const lower = code >= 65 && code <= 90 ? code + 32 : code;
+    if (lower !== MEDIA_COLON.charCodeAt(index - start)) return false;
+  }
+  return true;
+}
+
+const MEDIA_COLON = "media:";

@@ -84,15 +84,14 @@ export function lineRulesOutToken(text: string, token: string): boolean {
 }
 
 /**
- * lineRulesOutToken for a line still arriving: true only when the three token tests are false for `text` and
- * for every text that starts with it, so that the start of the line can be shown before it ends. The deciding
+ * lineRulesOutToken for a line still arriving: true only when the three token tests are false for `text` (its
+ * first `length` characters) and for every text that starts with it, so that the start of the line can be shown before it ends. The deciding
  * character must be in `text`: blanks or punctuation so far ("- "), or the token's own start ("NO_RE"), leave it
  * undecided. False when unsure (non-ASCII on the way, a token that does not start with a letter or digit).
  */
-export function prefixRulesOutToken(text: string, token: string): boolean {
+export function prefixRulesOutToken(text: string, token: string, length = text.length): boolean {
   const tokenFirst = asciiAlnumLower(token.charCodeAt(0));
   if (tokenFirst === -1) return false;
-  const length = text.length;
   let index = 0;
   while (index < length && isAsciiBlank(text.charCodeAt(index))) index++;
   if (index === length) return false;
@@ -110,18 +109,18 @@ export function prefixRulesOutToken(text: string, token: string): boolean {
     if (code >= 128) return false;
     if (asciiAlnumLower(code) === -1) return true;
   }
-  return asciiAlnumLower(code) !== tokenFirst || differsFromTokenWithin(text, index, token);
+  return asciiAlnumLower(code) !== tokenFirst || differsFromTokenWithin(text, index, token, length);
 }
 
 /**
  * The text at `start` (its first character already matching the token's) departs from the token, ignoring
  * ASCII case, before either ends: then it neither is the token nor starts with it nor is a prefix of it, which
  * all three token tests need at a first character that is a letter or digit (nothing is stripped in front of
- * one). False when unsure: a non-ASCII character on the way in the text or the token (case folding maps some
+ * one). `length`: the text's end. False when unsure: a non-ASCII character on the way in the text or the token (case folding maps some
  * to ASCII letters, as "ı" to "I"), or the text ends while still matching.
  */
-function differsFromTokenWithin(text: string, start: number, token: string): boolean {
-  const end = Math.min(text.length - start, token.length);
+function differsFromTokenWithin(text: string, start: number, token: string, length = text.length): boolean {
+  const end = Math.min(length - start, token.length);
   for (let offset = 1; offset < end; offset++) {
     const code = text.charCodeAt(start + offset);
     const tokenCode = token.charCodeAt(offset);
