@@ -60,7 +60,10 @@ function partialWriter(io: CliIo) {
   };
   return {
     onPartial(payload: { text: string; delta: string }): void {
-      if (payload.text.startsWith(shown)) write(payload.text.slice(shown.length));
+      // Within a message each text is the one before plus its delta (a new message starts with text = delta):
+      // told by length, a call costs the delta, not the text so far (partial text comes at every batch).
+      if (shown !== "" && payload.text.length === shown.length + payload.delta.length) write(payload.delta);
+      else if (payload.text.startsWith(shown)) write(payload.text.slice(shown.length));
       else {
         if (midLine) write("\n");
         write(payload.text);
