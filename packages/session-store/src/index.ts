@@ -114,3 +114,8 @@ export {
   type TranscriptHeader,
 } from "./transcript.ts";
 export { clearTranscriptCache, configureTranscriptCache } from "./transcript-cache.ts";
+export {
+  type OmittedBranch,
+  readTranscriptContext,
+  type TranscriptContext,
+} from "./transcript-context.ts";

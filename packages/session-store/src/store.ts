@@ -68,6 +68,7 @@ import {
   TranscriptStatements,
   transcriptExists,
 } from "./transcript.ts";
+import { registerContextReader } from "./transcript-context.ts";
 
 export interface SchemaInfo {
   readonly version: number;
@@ -333,7 +334,14 @@ class SqliteStore implements SqliteSessionStore {
     const header = readOrCreateHeader(agent.statements, key, sessionId, init?.header);
     if (header === undefined) throw new TranscriptNotFoundError(agentId, sessionId);
     const handle = new SqliteTranscriptHandle(agent.statements, key, sessionId, header);
-    return new FencedTranscript(handle, this.#fence, this.#fencedTranscripts, `${key}\u0000${sessionId}`);
+    const fenced = new FencedTranscript(
+      handle,
+      this.#fence,
+      this.#fencedTranscripts,
+      `${key}\u0000${sessionId}`,
+    );
+    registerContextReader(fenced, handle);
+    return fenced;
   }
 
   hasTranscript(agentId: string, sessionId: string): boolean {

@@ -1,5 +1,5 @@
 // The process-wide transcript read cache. Owns: per (database file, session) the tree's shape in append order
-// (seq, id, parentId of every entry seen so far) and the parsed entries read so far, deep-frozen so no caller
+// (seq, id, parentId and type of every entry seen so far) and the parsed entries read so far, deep-frozen so no caller
 // can corrupt what the next caller gets; a least-recently-used bound on the bytes held. Does not own: reading
 // SQLite (transcript.ts fills and refreshes it) or deciding what is on a branch.
 //
@@ -30,6 +30,11 @@ export class CachedSession {
   readonly seqs: number[] = [];
   readonly ids: string[] = [];
   readonly parentIds: (string | null)[] = [];
+  /**
+   * Every entry's `type` column: where the model context starts (the latest compaction on a branch) and the
+   * latest model or thinking-level change are found without parsing a body (transcript-context.ts).
+   */
+  readonly types: string[] = [];
   readonly positionById = new Map<string, number>();
   readonly entries: (TranscriptEntry | undefined)[] = [];
   /** Stored JSON of entries this process appended, by position, until a read parses them. */
@@ -58,13 +63,14 @@ export class CachedSession {
   }
 
   /** Records a row; false for one already known (seqs only grow, so an older seq was seen before). */
-  addShape(seq: number, id: string, parentId: string | null): boolean {
+  addShape(seq: number, id: string, parentId: string | null, type: string): boolean {
     if (seq <= this.lastSeq) return false;
     if (seq > this.scannedSeq) this.scannedSeq = seq;
     this.positionById.set(id, this.seqs.length);
     this.seqs.push(seq);
     this.ids.push(id);
     this.parentIds.push(parentId);
+    this.types.push(type);
     this.entries.push(undefined);
     this.weight += SHAPE_BYTES_PER_ENTRY + id.length;
     return true;

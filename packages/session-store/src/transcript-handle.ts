@@ -8,6 +8,7 @@ import { TranscriptConflictError } from "./errors.ts";
 import { type JournalMarker, linePrefixFor } from "./sqlite/append-journal.ts";
 import { toStorageFailure } from "./storage-errors.ts";
 import { transcriptCache } from "./transcript-cache.ts";
+import { readContext, type TranscriptContext } from "./transcript-context.ts";
 import { listQuarantined } from "./transcript-quarantine.ts";
 import { leafOf, ownAppendsTarget, recordOwnAppend, SessionReads, type Shape } from "./transcript-reads.ts";
 import { parseHeader, type TranscriptStatements } from "./transcript-statements.ts";
@@ -312,6 +313,22 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     const cut =
       session.quarantined.size === 0 ? -1 : positions.findIndex((at) => session.quarantined.has(at));
     return this.#reads.entriesAt(shape, cut < 0 ? positions : positions.slice(0, cut), "cut");
+  }
+
+  /** The active branch split where the model context starts (transcript-context.ts). */
+  readContext(): TranscriptContext | undefined {
+    try {
+      this.#statements.fold(this.#cacheKey);
+      const row = this.#statements.selectLeaf.get(this.sessionId);
+      const shape = this.#reads.shape();
+      return readContext(
+        this.#reads,
+        shape,
+        leafOf(shape.session, row?.leaf_id ?? null, row?.leaf_seq ?? null),
+      );
+    } catch (error) {
+      throw this.#failure(error);
+    }
   }
 
   getEntries(): TranscriptEntry[] {

@@ -59,8 +59,8 @@ export class SessionReads {
     const rows = this.#statements.selectRowsAfter.all(session.scannedSeq, this.#sessionId);
     const watermark = takeWatermark(rows);
     if (rows.length > 1) rows.sort(bySeq);
-    for (const [seq, id, parentId, body] of rows) {
-      if (session.addShape(seq ?? 0, id ?? "", parentId) && body !== null)
+    for (const [seq, id, parentId, body, type] of rows) {
+      if (session.addShape(seq ?? 0, id ?? "", parentId, type ?? "") && body !== null)
         bodies[session.seqs.length - 1] = body;
     }
     session.scannedSeq = Math.max(session.scannedSeq, watermark);
@@ -85,15 +85,20 @@ export class SessionReads {
       // Every row appended after that snapshot has a seq above its table maximum (SQLite never reuses a
       // rowid below the maximum, and entries are never deleted), so [first, last] holds exactly this
       // session's rows up to `tableMax`, and the refresh that follows picks up the rest.
-      for (const [seq, id, parentId] of this.#statements.selectRangeShape.all(first, last, this.#sessionId)) {
-        session.addShape(seq, id, parentId);
+      for (const [seq, id, parentId, type] of this.#statements.selectRangeShape.all(
+        first,
+        last,
+        this.#sessionId,
+      )) {
+        session.addShape(seq, id, parentId, type);
       }
       session.scannedSeq = Math.max(session.scannedSeq, tableMax ?? 0);
     } else {
       const rows = this.#statements.selectShape.all(this.#sessionId);
       const watermark = takeWatermark(rows);
       rows.sort(bySeq);
-      for (const [seq, id, parentId] of rows) session.addShape(seq ?? 0, id ?? "", parentId);
+      for (const [seq, id, parentId, type] of rows)
+        session.addShape(seq ?? 0, id ?? "", parentId, type ?? "");
       session.scannedSeq = Math.max(session.scannedSeq, watermark);
     }
     session.loaded = true;
@@ -241,7 +246,7 @@ export function recordOwnAppend(
   entry: TranscriptEntry,
   body: string,
 ): void {
-  if (session.addShape(seq, entry.id, entry.parentId)) {
+  if (session.addShape(seq, entry.id, entry.parentId, entry.type)) {
     session.setUnparsedBody(session.seqs.length - 1, body);
     transcriptCache.settle(session);
   }

@@ -43,13 +43,13 @@ export class TranscriptStatements {
   readonly insertEntryKnownParent: Statement<[string, string, string | null, string, string, string]>;
   readonly selectBody: Statement<[string, string], string>;
   readonly entryExists: Statement<[string, string], { one: number }>;
-  readonly selectShape: Statement<[string], [number | null, string | null, string | null]>;
+  readonly selectShape: Statement<[string], [number | null, string | null, string | null, string | null]>;
   readonly selectSpan: Statement<[string], [number | null, number | null, number, number | null]>;
-  readonly selectRangeShape: Statement<[number, number, string], [number, string, string | null]>;
+  readonly selectRangeShape: Statement<[number, number, string], [number, string, string | null, string]>;
   readonly selectRangeBodies: Statement<[number, number, string], [number, string]>;
   readonly selectRowsAfter: Statement<
     [number, string],
-    [number | null, string | null, string | null, string | null]
+    [number | null, string | null, string | null, string | null, string | null]
   >;
   readonly selectBodies: Statement<[string], [number, string]>;
   /** Changes whenever another connection commits (this connection's own commits leave it alone). */
@@ -100,14 +100,14 @@ export class TranscriptStatements {
       )
       .pluck();
     this.entryExists = db.prepare("SELECT 1 AS one FROM transcript_entries WHERE session_id = ? AND id = ?");
-    // A session's shape (no bodies: a branch read parses and even reads only the entries on the branch)
+    // A session's shape (id, parent and type; no bodies: a branch read parses and even reads only the entries on the branch)
     // through the (session_id, id) index, in id order; sorted by seq in JS, cheaper than a temporary b-tree.
     // The last row (id NULL: no entry has one) is the table's highest seq, read in the same statement and so
     // the same snapshot: the watermark the next read starts from.
     this.selectShape = db
-      .prepare<[string], [number | null, string | null, string | null]>(
-        "SELECT seq, id, parent_id FROM transcript_entries WHERE session_id = ? " +
-          "UNION ALL SELECT MAX(seq), NULL, NULL FROM transcript_entries",
+      .prepare<[string], [number | null, string | null, string | null, string | null]>(
+        "SELECT seq, id, parent_id, type FROM transcript_entries WHERE session_id = ? " +
+          "UNION ALL SELECT MAX(seq), NULL, NULL, NULL FROM transcript_entries",
       )
       .raw();
     // Where a session's rows lie (first and last seq, how many) and the table's highest seq, from one
@@ -121,8 +121,8 @@ export class TranscriptStatements {
     // A session's shape in one rowid range scan, already in append order: the first read of a session whose
     // rows are mostly contiguous, instead of the (session_id, id) index and a table lookup per row.
     this.selectRangeShape = db
-      .prepare<[number, number, string], [number, string, string | null]>(
-        "SELECT seq, id, parent_id FROM transcript_entries WHERE seq BETWEEN ? AND ? AND +session_id = ?",
+      .prepare<[number, number, string], [number, string, string | null, string]>(
+        "SELECT seq, id, parent_id, type FROM transcript_entries WHERE seq BETWEEN ? AND ? AND +session_id = ?",
       )
       .raw();
     // The bodies of a run of wanted rows that lie close together (a branch is mostly contiguous runs).
@@ -134,9 +134,9 @@ export class TranscriptStatements {
     // What was appended since the watermark: a rowid range (`+` keeps SQLite off the id index), and the new
     // watermark as above (a lookup of the last rowid).
     this.selectRowsAfter = db
-      .prepare<[number, string], [number | null, string | null, string | null, string | null]>(
-        "SELECT seq, id, parent_id, body FROM transcript_entries WHERE seq > ? AND +session_id = ? " +
-          "UNION ALL SELECT MAX(seq), NULL, NULL, NULL FROM transcript_entries",
+      .prepare<[number, string], [number | null, string | null, string | null, string | null, string | null]>(
+        "SELECT seq, id, parent_id, body, type FROM transcript_entries WHERE seq > ? AND +session_id = ? " +
+          "UNION ALL SELECT MAX(seq), NULL, NULL, NULL, NULL FROM transcript_entries",
       )
       .raw();
     // The bodies of exactly the wanted rows (a JSON array of seqs), one rowid lookup each inside SQLite.
