@@ -5,8 +5,8 @@
 // are committed (execute-turn.ts's header says when they become durable).
 import type { resolveAgentConfig } from "@agent-kernel/config";
 import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai";
-import type { SessionManager } from "@earendil-works/pi-coding-agent";
-import type { PiSessionBinding } from "../session-manager/index.ts";
+import type { SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
+import { latestOnBranch, type PiSessionBinding } from "../session-manager/index.ts";
 import { toPiThinkingLevel } from "./hermetic-session.ts";
 import {
   BOOTSTRAP_ENTRY_TYPE,
@@ -16,6 +16,9 @@ import {
 } from "./system-prompt.ts";
 import type { TurnContext } from "./types.ts";
 
+const isUserMessage = (entry: SessionEntry): boolean =>
+  entry.type === "message" && entry.message.role === "user";
+
 /** The latest model and thinking level the transcript records on the active branch. */
 function recordedSettings(sessionManager: SessionManager): {
   model?: { provider: string; modelId: string };
@@ -23,16 +26,17 @@ function recordedSettings(sessionManager: SessionManager): {
   hasMessages: boolean;
   hasUserMessage: boolean;
 } {
-  const out: ReturnType<typeof recordedSettings> = { hasMessages: false, hasUserMessage: false };
-  for (const entry of sessionManager.getBranch()) {
-    if (entry.type === "model_change") out.model = { provider: entry.provider, modelId: entry.modelId };
-    else if (entry.type === "thinking_level_change") out.thinkingLevel = entry.thinkingLevel;
-    else if (entry.type === "message") {
-      out.hasMessages = true;
-      if (entry.message.role === "user") out.hasUserMessage = true;
-    }
-  }
-  return out;
+  // The latest of each on the branch, without walking the history a compaction summarised (lazy-history.ts).
+  const model = latestOnBranch(sessionManager, "model_change");
+  const thinking = latestOnBranch(sessionManager, "thinking_level_change");
+  return {
+    ...(model?.type === "model_change"
+      ? { model: { provider: model.provider, modelId: model.modelId } }
+      : {}),
+    ...(thinking?.type === "thinking_level_change" ? { thinkingLevel: thinking.thinkingLevel } : {}),
+    hasMessages: latestOnBranch(sessionManager, "message") !== undefined,
+    hasUserMessage: latestOnBranch(sessionManager, "message", isUserMessage) !== undefined,
+  };
 }
 
 /**
@@ -70,10 +74,14 @@ export async function resolveBootstrap(
   mode: "full" | "minimal",
   agentConfig: ReturnType<typeof resolveAgentConfig>,
 ): Promise<readonly BootstrapFile[]> {
-  const branch = sessionManager.getBranch();
-  const recorded = recordedBootstrap(branch as never);
+  const record = latestOnBranch(
+    sessionManager,
+    "custom",
+    (entry) => entry.type === "custom" && entry.customType === BOOTSTRAP_ENTRY_TYPE,
+  );
+  const recorded = record === undefined ? undefined : recordedBootstrap([record] as never);
   if (recorded !== undefined) return recorded;
-  const firstTurn = !branch.some((entry) => entry.type === "message" && entry.message.role === "user");
+  const firstTurn = latestOnBranch(sessionManager, "message", isUserMessage) === undefined;
   if (!firstTurn || agentConfig?.skipBootstrap) return [];
   const files = await loadBootstrapFiles(context.workspaceDir, {
     maxChars: agentConfig?.bootstrapMaxChars ?? 20_000,

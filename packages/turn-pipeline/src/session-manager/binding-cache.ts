@@ -59,7 +59,7 @@ export class PiSessionBindingCache {
           ...binding,
           // In sync: the store holds exactly the binding's entries, no need to count them again.
           isNew: binding.storedCount() === 0,
-          storedThinkingLevel: latestThinkingLevel(binding.sessionManager.getBranch()),
+          storedThinkingLevel: latestThinkingLevel(binding.sessionManager),
         };
       }
       this.#onDrop?.(binding);

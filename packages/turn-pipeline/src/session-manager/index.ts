@@ -6,6 +6,7 @@ export {
   PiSessionBindingCache,
   type PiSessionBindingCacheOptions,
 } from "./binding-cache.ts";
+export { holdsContextOnly, latestOnBranch } from "./lazy-history.ts";
 export {
   bindPiSessionManager,
   newTranscriptHeader,

@@ -11,9 +11,10 @@
 // not option B (a ~35-method duck-typed replacement): with A the model context, entry ids, label maps,
 // context-edit validation, compaction `systemMessage` snapshots and tree ordering stay pi's own code, so a pi
 // upgrade cannot silently drift our projection from pi's; B would re-implement all of it and still depend
-// on pi's exported projection functions. What A costs: the whole session is held in memory while it is
-// open (pi rebuilds the context from `getEntries()` before every request anyway, so B would too), and
-// `_persist` is underscore-named though declared public in pi's `.d.ts` — pi is pinned at 0.87.1 and the
+// on pi's exported projection functions. What A costs: on a SQLite store the manager holds the active branch
+// from where the model context starts (lazy-history.ts: the latest compaction and the tail it keeps; the
+// history before it and the other branches are read when something asks for them); on other stores the
+// whole session, as pi holds it. `_persist` is underscore-named though declared public in pi's `.d.ts` — pi is pinned at 0.87.1 and the
 // end-to-end test fails if the hook stops being called.
 //
 // Caveats handled (pi-sdk.md §3.4):
@@ -31,7 +32,12 @@
 //   transcript wins without writing an entry, so agent and transcript disagree. `thinkingLevelForCreate`
 //   returns `undefined` for a transcript that already records one (pi restores it); call
 //   `session.setThinkingLevel()` afterwards to change it, which records the change.
-import type { Transcript, TranscriptEntry, TranscriptHeader } from "@agent-kernel/session-store";
+import {
+  readTranscriptContext,
+  type Transcript,
+  type TranscriptEntry,
+  type TranscriptHeader,
+} from "@agent-kernel/session-store";
 import {
   CURRENT_SESSION_VERSION,
   type FileEntry,
@@ -39,6 +45,7 @@ import {
   type SessionHeader,
   SessionManager,
 } from "@earendil-works/pi-coding-agent";
+import { latestOnBranch, lazyHistoryManager } from "./lazy-history.ts";
 
 /** What the adapter needs from a store: opening one session's transcript (session-store's `openTranscript`). */
 export interface TranscriptOpener {
@@ -119,22 +126,34 @@ export function bindPiSessionManager(
       `transcript ${transcript.agentId}/${transcript.sessionId} carries the header of session "${header.id}"; refusing to mix sessions`,
     );
   }
-  const entries = transcript.getEntries();
-  const fileEntries: FileEntry[] = [toPiHeader(header), ...entries.map(toPiEntry)];
-  // With preloaded entries pi takes the session id from the header and indexes every entry; the leaf lands
-  // on the last appended one. No file I/O happens in memory mode.
-  const sessionManager = SessionManager.inMemory(options.cwd ?? header.cwd, undefined, fileEntries);
-  const storedLeaf = transcript.getLeafId();
-  if (storedLeaf === null && entries.length > 0) sessionManager.resetLeaf();
-  else if (storedLeaf !== null && storedLeaf !== sessionManager.getLeafId())
-    sessionManager.branch(storedLeaf);
+  const cwd = options.cwd ?? header.cwd;
+  // The active branch from where the model context starts (SQLite): the history before it and the other
+  // branches are read when something asks for them (lazy-history.ts). Else every entry, as pi would hold.
+  const context = readTranscriptContext(transcript);
+  let sessionManager: SessionManager;
+  let stored: number;
+  if (context !== undefined) {
+    sessionManager = lazyHistoryManager(cwd, toPiHeader(header), transcript, context);
+    stored = transcript.count();
+  } else {
+    const entries = transcript.getEntries();
+    const fileEntries: FileEntry[] = [toPiHeader(header), ...entries.map(toPiEntry)];
+    // With preloaded entries pi takes the session id from the header and indexes every entry; the leaf lands
+    // on the last appended one. No file I/O happens in memory mode.
+    sessionManager = SessionManager.inMemory(cwd, undefined, fileEntries);
+    const storedLeaf = transcript.getLeafId();
+    if (storedLeaf === null && entries.length > 0) sessionManager.resetLeaf();
+    else if (storedLeaf !== null && storedLeaf !== sessionManager.getLeafId())
+      sessionManager.branch(storedLeaf);
+    stored = entries.length;
+  }
 
-  const mirror = mirrorWrites(sessionManager, transcript, entries.length);
+  const mirror = mirrorWrites(sessionManager, transcript, stored);
   return {
     sessionManager,
     transcript,
-    isNew: entries.length === 0,
-    storedThinkingLevel: latestThinkingLevel(sessionManager.getBranch()),
+    isNew: stored === 0,
+    storedThinkingLevel: latestThinkingLevel(sessionManager),
     // Entries are immutable and only ever appended, so the same count and leaf mean the same transcript.
     isInSync: () =>
       !mirror.failed() &&
@@ -262,13 +281,10 @@ function mirrorWrites(sessionManager: SessionManager, transcript: Transcript, lo
   };
 }
 
-/** The thinking level the latest `thinking_level_change` on a branch records, if any. */
-export function latestThinkingLevel(branch: readonly SessionEntry[]): string | undefined {
-  for (let i = branch.length - 1; i >= 0; i--) {
-    const entry = branch[i];
-    if (entry?.type === "thinking_level_change") return entry.thinkingLevel;
-  }
-  return undefined;
+/** The thinking level the latest `thinking_level_change` on the manager's active branch records, if any. */
+export function latestThinkingLevel(sessionManager: SessionManager): string | undefined {
+  const entry = latestOnBranch(sessionManager, "thinking_level_change");
+  return entry?.type === "thinking_level_change" ? entry.thinkingLevel : undefined;
 }
 
 // The store holds pi entries verbatim (its `TranscriptEntry` is "a pi SessionEntry, any type"), so these

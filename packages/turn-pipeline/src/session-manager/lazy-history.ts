@@ -1,0 +1,350 @@
+// A pi SessionManager that holds the active branch from where the model context starts, not the whole
+// transcript. Owns: seeding pi's in-memory manager with the context (the latest compaction on the active
+// branch and the tail it keeps, session-store's `readTranscriptContext`), answering pi's SessionManager API
+// as the whole transcript would — the branch before the context start as entries known by id, parent and
+// type whose bodies are read from the store when something looks inside one; every other branch read from
+// the store the first time something asks for the tree (`getEntries`, `getTree`, `getChildren`, an entry
+// pi does not hold, a label, a leaf move) — and the latest entry of a type on the branch without walking
+// the history (`latestOnBranch`). Does not own: mirroring writes (pi-session-manager.ts) or the store's reads.
+//
+// Why: pi rebuilds the model context from `getEntries()` several times a turn, so a manager holding every
+// entry of every branch costs ≈ 5 µs per entry per turn, and opening it parses all of them. The context
+// only needs the compaction and its tail, and the model and thinking level recorded before it.
+//
+// How pi's answers stay pi's: the context is pi's own `buildSessionProjection` over the tail (pi's walk
+// from the leaf stops where the tail starts, and a path with a compaction yields the same context entries
+// whether or not it holds what the compaction summarised); only the model and thinking level, which pi takes
+// from the whole path, are completed from the omitted part when the tail records none. While partial, the
+// leaf only ever moves by appends (a leaf move loads the whole tree first), so the tail is one path.
+// Caveat: an omitted entry handed out by `getBranch` is a read-only view (a Proxy) of the stored entry, not
+// the stored object itself (`getEntry` returns the stored object); `structuredClone` refuses it.
+import type { OmittedBranch, Transcript, TranscriptContext } from "@agent-kernel/session-store";
+import {
+  buildContextEntries,
+  buildSessionProjection,
+  type FileEntry,
+  type SessionEntry,
+  SessionManager,
+  type SessionProjection,
+} from "@earendil-works/pi-coding-agent";
+
+/** The fields of pi's manager (0.87.1) this module reads and replaces; private in pi's `.d.ts`. */
+interface PiManagerInternals {
+  fileEntries: FileEntry[];
+  byId: Map<string, SessionEntry>;
+  leafId: string | null;
+  _buildIndex(): void;
+}
+
+/** What one partially loaded manager knows. */
+interface LazyState {
+  full: boolean;
+  readonly omitted: OmittedBranch;
+  /**
+   * How many entries of `omitted` (from its start) are still omitted: a compaction appended later may keep
+   * entries from before the first one's start, which then join the tail (`widen`).
+   */
+  omittedCount: number;
+  /** The omitted entries as read-only views, root first (also in pi's index, so pi finds them by id). */
+  readonly views: SessionEntry[];
+  /** Omitted entries whose body was read, by index. */
+  readonly bodies: (SessionEntry | undefined)[];
+  readonly read: (index: number) => SessionEntry;
+  /** The model and thinking level the omitted part records last (computed on first use). */
+  settings: { thinkingLevel: string | undefined; model: SessionProjection["model"] | undefined } | undefined;
+  /** Loads every entry of the transcript into pi's manager (the first call does; later ones return). */
+  readonly loadAll: () => void;
+}
+
+const lazyStates = new WeakMap<SessionManager, LazyState>();
+const viewTargets = new WeakSet<object>();
+
+/**
+ * pi's in-memory manager over `context` (the active branch from where the model context starts, see
+ * session-store's `readTranscriptContext`), answering for the whole of `transcript`.
+ */
+export function lazyHistoryManager(
+  cwd: string,
+  header: FileEntry,
+  transcript: Transcript,
+  context: TranscriptContext,
+): SessionManager {
+  const tail = context.entries as unknown as SessionEntry[];
+  const sessionManager = SessionManager.inMemory(cwd, undefined, [header, ...tail]);
+  const pi = sessionManager as unknown as PiManagerInternals;
+  const omitted = context.omitted;
+  const bodies: (SessionEntry | undefined)[] = [];
+  const read = (index: number): SessionEntry => {
+    const known = bodies[index];
+    if (known !== undefined) return known;
+    const id = omitted.ids[index] ?? "";
+    const entry = transcript.getEntry(id) as unknown as SessionEntry | undefined;
+    if (entry === undefined) {
+      throw new Error(
+        `session ${transcript.agentId}/${transcript.sessionId}: entry ${id} of the active branch is no longer in the store`,
+      );
+    }
+    bodies[index] = entry;
+    return entry;
+  };
+  const views: SessionEntry[] = omitted.ids.map((id, index) =>
+    entryView(id, omitted.parentIds[index] ?? null, omitted.types[index] ?? "", () => read(index)),
+  );
+  for (const view of views) pi.byId.set(view.id, view);
+
+  const state: LazyState = {
+    full: false,
+    omitted,
+    omittedCount: omitted.ids.length,
+    settings: undefined,
+    views,
+    bodies,
+    read,
+    loadAll: () => {
+      if (state.full) return;
+      const stored = transcript.getEntries() as unknown as SessionEntry[];
+      const storedIds = new Set(stored.map((entry) => entry.id));
+      // Entries pi holds that the store does not yet (held by deferred writes) stay, after the stored ones.
+      const held = pi.fileEntries.filter(
+        (entry): entry is SessionEntry => entry.type !== "session" && !storedIds.has(entry.id),
+      );
+      const leaf = pi.leafId;
+      pi.fileEntries = [pi.fileEntries[0] ?? header, ...stored, ...held];
+      pi._buildIndex();
+      pi.leafId = leaf;
+      state.full = true;
+    },
+  };
+  lazyStates.set(sessionManager, state);
+  installOverrides(sessionManager, pi, state);
+  return sessionManager;
+}
+
+/** True while `sessionManager` holds the context only (no call has loaded the whole transcript yet). */
+export function holdsContextOnly(sessionManager: SessionManager): boolean {
+  const state = lazyStates.get(sessionManager);
+  return state !== undefined && !state.full;
+}
+
+/**
+ * The latest entry of `type` on the active branch for which `matches` holds, or undefined. On a manager made
+ * by `lazyHistoryManager` this reads the tail and then only the omitted entries of that type (a look at
+ * their type, then a body each), never the whole history; on any other manager it walks `getBranch()`.
+ */
+export function latestOnBranch(
+  sessionManager: SessionManager,
+  type: string,
+  matches: (entry: SessionEntry) => boolean = () => true,
+): SessionEntry | undefined {
+  const state = lazyStates.get(sessionManager);
+  if (state === undefined || state.full) {
+    const branch = sessionManager.getBranch();
+    for (let index = branch.length - 1; index >= 0; index--) {
+      const entry = branch[index];
+      if (entry?.type === type && matches(entry)) return entry;
+    }
+    return undefined;
+  }
+  const pi = sessionManager as unknown as PiManagerInternals;
+  for (let index = pi.fileEntries.length - 1; index >= 1; index--) {
+    const entry = pi.fileEntries[index] as SessionEntry | undefined;
+    if (entry?.type === type && matches(entry)) return entry;
+  }
+  const types = state.omitted.types;
+  for (let index = state.omittedCount - 1; index >= 0; index--) {
+    if (types[index] !== type) continue;
+    const entry = state.read(index);
+    if (matches(entry)) return entry;
+  }
+  return undefined;
+}
+
+function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals, state: LazyState): void {
+  const proto = SessionManager.prototype;
+  const omittedIds = state.omitted.ids;
+  const indexOfOmitted = (id: string): number =>
+    state.omittedCount === 0 ? -1 : omittedIds.lastIndexOf(id, state.omittedCount - 1);
+  // The tail as pi holds it: the header, then the branch from the context start, appends pushed after.
+  const tailEntries = (): SessionEntry[] => pi.fileEntries.slice(1) as SessionEntry[];
+  let tailIndex = new Map<string, SessionEntry>();
+  let indexed = 1;
+  // The tail must hold what the latest compaction keeps: one appended with a `firstKeptEntryId` in the
+  // omitted part (pi's own compactions keep entries after the previous one; a hook's may not) moves the
+  // omitted entries from there into the tail, read from the store.
+  let checkedUpTo = 1;
+  const widen = (): void => {
+    const entries = pi.fileEntries;
+    for (let index = entries.length - 1; index >= checkedUpTo; index--) {
+      const entry = entries[index] as SessionEntry;
+      if (entry.type !== "compaction") continue;
+      const from = indexOfOmitted(entry.firstKeptEntryId);
+      if (from >= 0) {
+        const joining: SessionEntry[] = [];
+        for (let at = from; at < state.omittedCount; at++) joining.push(state.read(at));
+        for (const joined of joining) pi.byId.set(joined.id, joined);
+        pi.fileEntries.splice(1, 0, ...joining);
+        state.omittedCount = from;
+        state.settings = undefined;
+        tailIndex = new Map();
+        indexed = 1;
+      }
+      break;
+    }
+    checkedUpTo = pi.fileEntries.length;
+  };
+  const tailById = (): Map<string, SessionEntry> => {
+    for (; indexed < pi.fileEntries.length; indexed++) {
+      const entry = pi.fileEntries[indexed] as SessionEntry;
+      tailIndex.set(entry.id, entry);
+    }
+    return tailIndex;
+  };
+  const loaded = <Args extends unknown[], Result>(call: (...args: Args) => Result) =>
+    function (this: SessionManager, ...args: Args): Result {
+      state.loadAll();
+      return call.apply(this, args);
+    };
+
+  sessionManager.getEntries = loaded(proto.getEntries);
+  sessionManager.getTree = loaded(proto.getTree);
+  sessionManager.getChildren = loaded(proto.getChildren);
+  sessionManager.getLabel = loaded(proto.getLabel);
+  sessionManager.getSessionName = loaded(proto.getSessionName);
+  // A leaf move may leave the tail: the whole tree first, then pi's own rules (mirrorWrites wraps these).
+  sessionManager.branch = loaded(proto.branch);
+  sessionManager.resetLeaf = loaded(proto.resetLeaf);
+  sessionManager.branchWithSummary = loaded(proto.branchWithSummary);
+  // Targets on another branch are in pi's index only once the tree is loaded.
+  const withTarget = <Args extends [string, ...unknown[]], Result>(call: (...args: Args) => Result) =>
+    function (this: SessionManager, ...args: Args): Result {
+      if (!pi.byId.has(args[0])) state.loadAll();
+      return call.apply(this, args);
+    };
+  sessionManager.appendLabelChange = withTarget(proto.appendLabelChange);
+  sessionManager.appendContextEdit = withTarget(proto.appendContextEdit);
+
+  sessionManager.getEntry = (id: string): SessionEntry | undefined => {
+    let entry = pi.byId.get(id);
+    if (entry === undefined && !state.full) {
+      state.loadAll();
+      entry = pi.byId.get(id);
+    }
+    if (entry !== undefined && !state.full && viewTargets.has(entry)) {
+      const at = indexOfOmitted(id);
+      // A view whose entry joined the tail: pi's index holds the entry itself now.
+      return at >= 0 ? state.read(at) : entry;
+    }
+    return entry;
+  };
+
+  sessionManager.getBranch = (fromId?: string): SessionEntry[] => {
+    if (state.full) return proto.getBranch.call(sessionManager, fromId);
+    const startId = fromId ?? pi.leafId;
+    if (startId === null || startId === undefined) return [];
+    const at = pi.byId.get(startId);
+    if (at === undefined) {
+      state.loadAll();
+      return proto.getBranch.call(sessionManager, fromId);
+    }
+    if (viewTargets.has(at)) return state.views.slice(0, indexOfOmitted(startId) + 1);
+    const lastOmitted = state.omittedCount > 0 ? omittedIds[state.omittedCount - 1] : undefined;
+    const path: SessionEntry[] = [];
+    let current: SessionEntry | undefined = at;
+    while (current !== undefined) {
+      path.push(current);
+      const parentId: string | null = current.parentId;
+      if (parentId === null) break;
+      if (parentId === lastOmitted) return state.views.slice(0, state.omittedCount).concat(path.reverse());
+      current = tailById().get(parentId);
+    }
+    return path.reverse();
+  };
+
+  const settingsOfOmitted = () => {
+    state.settings ??= omittedSettings(state);
+    return state.settings;
+  };
+  sessionManager.buildSessionProjection = (): SessionProjection => {
+    if (state.full) return proto.buildSessionProjection.call(sessionManager);
+    widen();
+    const entries = tailEntries();
+    const projection = buildSessionProjection(entries, pi.leafId, tailById());
+    // pi takes the model and thinking level from the whole path: the tail's when it records them.
+    let thinking = false;
+    let model = false;
+    for (const entry of entries) {
+      if (entry.type === "thinking_level_change") thinking = true;
+      else if (entry.type === "model_change") model = true;
+      else if (entry.type === "message" && entry.message.role === "assistant") model = true;
+      if (thinking && model) break;
+    }
+    if (thinking && model) return projection;
+    const before = settingsOfOmitted();
+    return {
+      ...projection,
+      thinkingLevel: thinking ? projection.thinkingLevel : (before.thinkingLevel ?? projection.thinkingLevel),
+      model: model ? projection.model : (before.model ?? projection.model),
+    };
+  };
+  sessionManager.buildContextEntries = (): SessionEntry[] => {
+    if (state.full) return proto.buildContextEntries.call(sessionManager);
+    widen();
+    return buildContextEntries(tailEntries(), pi.leafId, tailById());
+  };
+}
+
+/** The thinking level and model the omitted part of the branch records last (pi's path rules). */
+function omittedSettings(state: LazyState): NonNullable<LazyState["settings"]> {
+  const types = state.omitted.types.slice(0, state.omittedCount);
+  let thinkingLevel: string | undefined;
+  const thinkingAt = types.lastIndexOf("thinking_level_change");
+  if (thinkingAt >= 0) {
+    const entry = state.read(thinkingAt);
+    if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
+  }
+  let model: SessionProjection["model"] | undefined;
+  for (let index = types.length - 1; index >= 0 && model === undefined; index--) {
+    const type = types[index];
+    if (type !== "model_change" && type !== "message") continue;
+    const entry = state.read(index);
+    if (entry.type === "model_change") model = { provider: entry.provider, modelId: entry.modelId };
+    else if (entry.type === "message" && entry.message.role === "assistant")
+      model = { provider: entry.message.provider, modelId: entry.message.model };
+  }
+  return { thinkingLevel, model };
+}
+
+/**
+ * A read-only view of a stored entry known by id, parent and type: those three answer at once, anything else
+ * reads the entry's body (once) from the store.
+ */
+function entryView(
+  id: string,
+  parentId: string | null,
+  type: string,
+  read: () => SessionEntry,
+): SessionEntry {
+  const target = {};
+  viewTargets.add(target);
+  const body = () => read() as unknown as Record<PropertyKey, unknown>;
+  const view = new Proxy(target, {
+    get: (_target, key) => {
+      if (key === "id") return id;
+      if (key === "parentId") return parentId;
+      if (key === "type") return type;
+      return Reflect.get(body(), key);
+    },
+    has: (_target, key) => key in body(),
+    ownKeys: () => Reflect.ownKeys(body()),
+    getOwnPropertyDescriptor: (_target, key) => {
+      const descriptor = Reflect.getOwnPropertyDescriptor(body(), key);
+      // The view's own target is empty and extensible: a descriptor must say configurable.
+      return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
+    },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+  });
+  viewTargets.add(view);
+  return view as unknown as SessionEntry;
+}
