@@ -22,6 +22,7 @@ import { createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts"
 import type { Recovery } from "./recovery.ts";
 import { storageFailureOf } from "./storage-failure.ts";
 import { type BootstrapFile, buildKernelSystemPrompt } from "./system-prompt.ts";
+import type { AttemptTrace, RunTrace } from "./tracing.ts";
 import { addUsage, type TurnScope } from "./turn-state.ts";
 import { sandboxPromptFacts } from "./turn-tools.ts";
 import { recordAttemptSettings } from "./turn-transcript.ts";
@@ -41,6 +42,7 @@ export interface AttemptInputs {
   readonly tools: readonly ToolDefinition[];
   readonly toolSandbox: ToolSandbox;
   readonly bootstrapFiles: readonly BootstrapFile[];
+  readonly trace: RunTrace;
 }
 
 /** One attempt as pi left it. */
@@ -60,6 +62,8 @@ export interface AttemptRun {
   readonly observation: AttemptObservation;
   /** What `prompt` or `continue` threw, if anything. */
   readonly thrown: string | undefined;
+  /** The attempt's span: ended by the executor once the attempt is classified. */
+  readonly trace: AttemptTrace;
 }
 
 export class AttemptRunner {
@@ -86,6 +90,7 @@ export class AttemptRunner {
     const profileId = recovery.profileId;
     const profile = profileId === undefined ? undefined : recovery.profile(profileId);
     const level = clampThinkLevel(recovery.thinking, supportedThinkLevels(model));
+    const attemptTrace = this.#inputs.trace.startAttempt(index, model, level, profileId);
     const modelRuntime = await context.models.runtimeFor(model, {
       profileId,
       secret: profile === undefined ? undefined : secretOf(profile),
@@ -121,6 +126,7 @@ export class AttemptRunner {
         sessionManager,
       }));
     stopper.session = session;
+    attemptTrace.observe(session, warm !== undefined);
     // Whatever the model is about to be sent is stored first (see execute-turn.ts's header).
     const requestHook = warm?.requestHook ?? installRequestHook(session);
     requestHook.beforeRequest = () => {
@@ -131,6 +137,7 @@ export class AttemptRunner {
         state.storeFailure ??= error instanceof Error ? error : new Error(String(error));
         throw state.storeFailure;
       }
+      attemptTrace.modelCallStarted();
     };
     requestHook.beforeToolCall = () => limits.beforeToolCall();
     requestHook.endAfterTurn = (toolResults) => limits.endAfterTurn(toolResults);
@@ -202,6 +209,7 @@ export class AttemptRunner {
       payloads,
       observation,
       thrown,
+      trace: attemptTrace,
     };
   }
 }

@@ -46,6 +46,7 @@ import { TurnEventLog } from "./event-bridge.ts";
 import { Recovery } from "./recovery.ts";
 import { finishRun } from "./run-record.ts";
 import { STORAGE_REASON, storageFailureOf } from "./storage-failure.ts";
+import { RunTrace } from "./tracing.ts";
 import { resolveTurnLimits, TurnLimits } from "./turn-limits.ts";
 import { newTurnState, type TurnScope } from "./turn-state.ts";
 import { TurnStopper } from "./turn-stop.ts";
@@ -93,6 +94,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     thinkingLevel: runtime.thinking.value,
   });
   log.emit("lifecycle", { phase: "start", entryPoint: request.entryPoint, sessionId: context.sessionId });
+  const runTrace = RunTrace.start(runId, context, request, firstCandidate);
 
   // Stop causes: the caller's signal, the turn timeout, the stall watchdog. The first one wins.
   const stopper = new TurnStopper(request.signal, request.timeoutMs);
@@ -130,6 +132,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       tools,
       toolSandbox,
       bootstrapFiles,
+      trace: runTrace,
     });
 
     for (let index = 0; index < MAX_ATTEMPTS; index++) {
@@ -139,6 +142,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       // The attempt's writes are stored before each of its model requests and once more when it ends.
       const run = await attempts.run(index, recovery);
       const outcome = classifyAttempt(turn, run);
+      run.trace.end(outcome);
       // In this order: the store failing, a limit hit, an answer, the caller's abort or the timeout; else a
       // failure to recover from.
       if (endOnStorageFailure(turn, run, outcome)) break;
@@ -207,5 +211,5 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         `the transcript was not stored: ${error instanceof Error ? error.message : String(error)}`;
     }
   }
-  return finishRun(turn, firstCandidate);
+  return runTrace.finish(state, finishRun(turn, firstCandidate));
 }

@@ -29,6 +29,7 @@ export {
   MINIMAL_BOOTSTRAP_FILE_NAMES,
   trimBootstrapContent,
 } from "./system-prompt.ts";
+export { TRACE_ATTRIBUTES, TRACER_NAME } from "./tracing.ts";
 export {
   DEFAULT_STALL_TIMEOUT_MS,
   type LimitBreach,
