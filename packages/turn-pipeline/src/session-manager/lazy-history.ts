@@ -45,8 +45,8 @@ interface LazyState {
    * entries from before the first one's start, which then join the tail (`widen`).
    */
   omittedCount: number;
-  /** The omitted entries as read-only views, root first (also in pi's index, so pi finds them by id). */
-  readonly views: SessionEntry[];
+  /** The omitted entries as read-only views, root first (made by the first `getBranch` that reaches them). */
+  readonly views: () => SessionEntry[];
   /** Omitted entries whose body was read, by index. */
   readonly bodies: (SessionEntry | undefined)[];
   readonly read: (index: number) => SessionEntry;
@@ -57,7 +57,6 @@ interface LazyState {
 }
 
 const lazyStates = new WeakMap<SessionManager, LazyState>();
-const viewTargets = new WeakSet<object>();
 
 /**
  * pi's in-memory manager over `context` (the active branch from where the model context starts, see
@@ -87,17 +86,21 @@ export function lazyHistoryManager(
     bodies[index] = entry;
     return entry;
   };
-  const views: SessionEntry[] = omitted.ids.map((id, index) =>
-    entryView(id, omitted.parentIds[index] ?? null, omitted.types[index] ?? "", () => read(index)),
-  );
-  for (const view of views) pi.byId.set(view.id, view);
+  let views: SessionEntry[] | undefined;
 
   const state: LazyState = {
     full: false,
     omitted,
     omittedCount: omitted.ids.length,
     settings: undefined,
-    views,
+    views: () => {
+      views ??= omitted.ids.map((id, index) =>
+        entryView(
+          new ViewTarget(id, omitted.parentIds[index] ?? null, omitted.types[index] ?? "", index, read),
+        ),
+      );
+      return views;
+    },
     bodies,
     read,
     loadAll: () => {
@@ -224,17 +227,12 @@ function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals
   sessionManager.appendContextEdit = withTarget(proto.appendContextEdit);
 
   sessionManager.getEntry = (id: string): SessionEntry | undefined => {
-    let entry = pi.byId.get(id);
-    if (entry === undefined && !state.full) {
-      state.loadAll();
-      entry = pi.byId.get(id);
-    }
-    if (entry !== undefined && !state.full && viewTargets.has(entry)) {
-      const at = indexOfOmitted(id);
-      // A view whose entry joined the tail: pi's index holds the entry itself now.
-      return at >= 0 ? state.read(at) : entry;
-    }
-    return entry;
+    const entry = pi.byId.get(id);
+    if (entry !== undefined || state.full) return entry;
+    const at = indexOfOmitted(id);
+    if (at >= 0) return state.read(at);
+    state.loadAll();
+    return pi.byId.get(id);
   };
 
   sessionManager.getBranch = (fromId?: string): SessionEntry[] => {
@@ -243,10 +241,11 @@ function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals
     if (startId === null || startId === undefined) return [];
     const at = pi.byId.get(startId);
     if (at === undefined) {
+      const omittedAt = indexOfOmitted(startId);
+      if (omittedAt >= 0) return state.views().slice(0, omittedAt + 1);
       state.loadAll();
       return proto.getBranch.call(sessionManager, fromId);
     }
-    if (viewTargets.has(at)) return state.views.slice(0, indexOfOmitted(startId) + 1);
     const lastOmitted = state.omittedCount > 0 ? omittedIds[state.omittedCount - 1] : undefined;
     const path: SessionEntry[] = [];
     let current: SessionEntry | undefined = at;
@@ -254,7 +253,7 @@ function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals
       path.push(current);
       const parentId: string | null = current.parentId;
       if (parentId === null) break;
-      if (parentId === lastOmitted) return state.views.slice(0, state.omittedCount).concat(path.reverse());
+      if (parentId === lastOmitted) return state.views().slice(0, state.omittedCount).concat(path.reverse());
       current = tailById().get(parentId);
     }
     return path.reverse();
@@ -314,37 +313,56 @@ function omittedSettings(state: LazyState): NonNullable<LazyState["settings"]> {
   return { thinkingLevel, model };
 }
 
+/** What a view knows without the body, and how to read the body (the one object a view allocates). */
+class ViewTarget {
+  readonly viewId: string;
+  readonly viewParentId: string | null;
+  readonly viewType: string;
+  readonly index: number;
+  readonly read: (index: number) => SessionEntry;
+
+  constructor(
+    viewId: string,
+    viewParentId: string | null,
+    viewType: string,
+    index: number,
+    read: (index: number) => SessionEntry,
+  ) {
+    this.viewId = viewId;
+    this.viewParentId = viewParentId;
+    this.viewType = viewType;
+    this.index = index;
+    this.read = read;
+  }
+}
+
+const bodyOf = (target: ViewTarget) => target.read(target.index) as unknown as Record<PropertyKey, unknown>;
+
+/** One handler for every view: a view costs its target and the Proxy, no closures. */
+const viewHandler: ProxyHandler<ViewTarget> = {
+  get: (target, key) => {
+    if (key === "id") return target.viewId;
+    if (key === "parentId") return target.viewParentId;
+    if (key === "type") return target.viewType;
+    return Reflect.get(bodyOf(target), key);
+  },
+  has: (target, key) => key in bodyOf(target),
+  ownKeys: (target) => Reflect.ownKeys(bodyOf(target)),
+  getOwnPropertyDescriptor: (target, key) => {
+    const descriptor = Reflect.getOwnPropertyDescriptor(bodyOf(target), key);
+    // The target's own fields are configurable: a descriptor of the view must say configurable too.
+    return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
+  },
+  getPrototypeOf: () => Object.prototype,
+  set: () => false,
+  defineProperty: () => false,
+  deleteProperty: () => false,
+};
+
 /**
  * A read-only view of a stored entry known by id, parent and type: those three answer at once, anything else
  * reads the entry's body (once) from the store.
  */
-function entryView(
-  id: string,
-  parentId: string | null,
-  type: string,
-  read: () => SessionEntry,
-): SessionEntry {
-  const target = {};
-  viewTargets.add(target);
-  const body = () => read() as unknown as Record<PropertyKey, unknown>;
-  const view = new Proxy(target, {
-    get: (_target, key) => {
-      if (key === "id") return id;
-      if (key === "parentId") return parentId;
-      if (key === "type") return type;
-      return Reflect.get(body(), key);
-    },
-    has: (_target, key) => key in body(),
-    ownKeys: () => Reflect.ownKeys(body()),
-    getOwnPropertyDescriptor: (_target, key) => {
-      const descriptor = Reflect.getOwnPropertyDescriptor(body(), key);
-      // The view's own target is empty and extensible: a descriptor must say configurable.
-      return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
-    },
-    set: () => false,
-    defineProperty: () => false,
-    deleteProperty: () => false,
-  });
-  viewTargets.add(view);
-  return view as unknown as SessionEntry;
+function entryView(target: ViewTarget): SessionEntry {
+  return new Proxy(target, viewHandler) as unknown as SessionEntry;
 }
