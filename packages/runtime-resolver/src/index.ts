@@ -90,6 +90,11 @@ export {
   splitTrailingAuthProfile,
 } from "./model-ref.ts";
 export {
+  type MissingCredential,
+  missingCredentialMessage,
+  providerKeyEnvVars,
+} from "./provider-credentials.ts";
+export {
   normalizePersistedQueueMode,
   normalizeQueueDropPolicy,
   normalizeQueueMode,
@@ -108,6 +113,7 @@ export {
   type RecoveryPlan,
   type RecoveryStep,
 } from "./recovery.ts";
+export { type HeaderLookup, retryAfterMs } from "./retry-after.ts";
 export {
   type CurrentSessionState,
   type Decision,
