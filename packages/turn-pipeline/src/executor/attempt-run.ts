@@ -19,6 +19,7 @@ import { type ReplyPayload, ReplyStream, subscribeReplyCallbacks } from "../stre
 import type { ToolSandbox } from "../tools/index.ts";
 import { type AttemptObservation, bridgeSession } from "./event-bridge.ts";
 import { createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts";
+import { missingCredential, ProviderAnswerWatch } from "./provider-answer.ts";
 import type { Recovery } from "./recovery.ts";
 import { storageFailureOf } from "./storage-failure.ts";
 import { type BootstrapFile, buildKernelSystemPrompt } from "./system-prompt.ts";
@@ -60,8 +61,10 @@ export interface AttemptRun {
   /** The attempt's ReplyStream's final list. */
   readonly payloads: readonly ReplyPayload[];
   readonly observation: AttemptObservation;
-  /** What `prompt` or `continue` threw, if anything. */
+  /** What `prompt` or `continue` threw, if anything; or why nothing was sent (no credential). */
   readonly thrown: string | undefined;
+  /** The wait (ms) the provider asked for when it refused the attempt's last request (`Retry-After`). */
+  readonly retryAfterMs: number | undefined;
   /** The attempt's span: ended by the executor once the attempt is classified. */
   readonly trace: AttemptTrace;
 }
@@ -95,6 +98,9 @@ export class AttemptRunner {
       profileId,
       secret: profile === undefined ? undefined : secretOf(profile),
     });
+
+    // Checked before anything is sent: pi's own check (in `prompt` only) answers with its `/login` text.
+    const noCredential = await missingCredential(modelRuntime, model, profileId);
 
     const hasMessages = recordAttemptSettings(sessionManager, model, level);
     const shape: AgentSessionShape = {
@@ -141,6 +147,8 @@ export class AttemptRunner {
     };
     requestHook.beforeToolCall = () => limits.beforeToolCall();
     requestHook.endAfterTurn = (toolResults) => limits.endAfterTurn(toolResults);
+    const answers = new ProviderAnswerWatch();
+    requestHook.fetch = answers.fetch;
     const reply = new ReplyStream({
       // partial text is worked out only for a caller that shows it
       partials: callbacks?.onPartialReply !== undefined,
@@ -167,6 +175,9 @@ export class AttemptRunner {
     try {
       if (stopper.cause !== undefined) {
         // Aborted before this attempt could start: nothing is sent.
+      } else if (noCredential !== undefined) {
+        // Nothing is sent, so the user message stays unsent for the next attempt (another model may have a key).
+        thrown = noCredential;
       } else if (!this.#prompted) {
         request.steering?.attach(session);
         this.#prompted = true;
@@ -209,6 +220,7 @@ export class AttemptRunner {
       payloads,
       observation,
       thrown,
+      retryAfterMs: answers.retryAfterMs,
       trace: attemptTrace,
     };
   }

@@ -3,6 +3,10 @@
 // and the same-model retries), what the next attempt runs with, and applying a failed attempt's plan from
 // runtime-resolver's `planRecovery`, the first step that applies: thinking fallback, overflow compaction,
 // transient retry (after a wait), persisted cooldowns, profile rotation, model fallback, or none (surface).
+// Before those: a rate limit or overload whose response said how long to wait (`Retry-After`) is retried on
+// the same model after that wait when there is nothing to fall back to (no other profile, no other model),
+// the wait bounded (60 s, what is left of the turn's timeout, 3 waits a turn); with a fallback left the
+// chain moves on at once, as before.
 // Does not own: deciding the plan (runtime-resolver), telling a failure from an answer or a stop, and what a
 // failed attempt records (attempt-outcome.ts), or running attempts (attempt-run.ts).
 import {
@@ -24,6 +28,12 @@ import { omitFailedAssistant } from "./turn-transcript.ts";
 export const DEFAULT_TRANSIENT_RETRY_DELAY_MS = 2_500;
 /** Reasons that get the one same-model retry before the chain moves on. */
 const TRANSIENT_REASONS: ReadonlySet<string> = new Set(["server_error", "overloaded", "timeout"]);
+/** Reasons whose `Retry-After` is honoured when nothing is left to fall back to. */
+const RETRY_AFTER_REASONS: ReadonlySet<string> = new Set(["rate_limit", "overloaded"]);
+/** The longest `Retry-After` waited for; a longer one fails the turn at once (pi-ai's own bound). */
+export const MAX_RETRY_AFTER_MS = 60_000;
+/** How many `Retry-After` waits one turn makes before the failure surfaces. */
+export const MAX_RETRY_AFTER_WAITS = 3;
 
 interface CandidateState {
   readonly candidate: ModelCandidate;
@@ -53,6 +63,9 @@ export class Recovery {
   readonly #attemptedThinking = new Set<string>();
   #sameRetries = 0;
   #transientRetried = false;
+  #retryAfterWaits = 0;
+  /** When the turn's timeout clock started (the loop is created as the turn starts). */
+  readonly #startedAt: number;
 
   /** Starts at the first candidate with the runtime's profile order and thinking level. */
   constructor(turn: TurnScope, sessionManager: SessionManager, firstCandidate: ModelCandidate) {
@@ -62,6 +75,7 @@ export class Recovery {
     this.#chain = runtime.candidates.length > 0 ? runtime.candidates : [firstCandidate];
     this.#current = { candidate: firstCandidate, order: runtime.authProfile.order };
     this.#thinking = runtime.thinking.value;
+    this.#startedAt = turn.now();
   }
 
   /** The model the next attempt runs. */
@@ -101,6 +115,15 @@ export class Recovery {
       reason: stalled ? "stalled" : (failoverReason ?? "unclassified"),
       message: failure,
     });
+
+    const reason = stalled ? "stalled" : (failoverReason ?? "unclassified");
+    const wait = this.#retryAfterWait(run, failoverReason);
+    if (wait !== undefined) {
+      this.#retryAfterWaits += 1;
+      log.emit("lifecycle", { phase: "retry_wait", attempt: run.index + 1, reason, waitMs: wait });
+      await sleep(wait, stopper.signal);
+      return { action: `retry_after:${wait}ms`, reason, stalled };
+    }
 
     // Decide the next step: the plan's steps in order, the first that applies.
     let action: string | undefined;
@@ -202,7 +225,26 @@ export class Recovery {
       // surface: nothing left to try.
       break;
     }
-    return { action, reason: stalled ? "stalled" : (failoverReason ?? "unclassified"), stalled };
+    return { action, reason, stalled };
+  }
+
+  /**
+   * The wait the refusing provider asked for, when the loop honours it: a rate limit or overload, no other
+   * profile or model to move to, within the bounds; undefined: the plan's steps decide.
+   */
+  #retryAfterWait(run: AttemptRun, reason: FailoverReason | null): number | undefined {
+    const { request, now, state, stopper } = this.#turn;
+    const asked = run.retryAfterMs;
+    if (asked === undefined || reason === null || !RETRY_AFTER_REASONS.has(reason)) return undefined;
+    if (state.storeFailure !== undefined || stopper.cause !== undefined) return undefined;
+    if (this.#retryAfterWaits >= MAX_RETRY_AFTER_WAITS || asked > MAX_RETRY_AFTER_MS) return undefined;
+    const fallbackLeft =
+      this.#profileIndex + 1 < this.#current.order.length || this.#candidateIndex + 1 < this.#chain.length;
+    if (fallbackLeft) return undefined;
+    // A wait the turn's timeout would cut short only delays the same failure.
+    if (request.timeoutMs !== undefined && now() - this.#startedAt + asked >= request.timeoutMs)
+      return undefined;
+    return asked;
   }
 
   #profiles(): AuthProfileStore {

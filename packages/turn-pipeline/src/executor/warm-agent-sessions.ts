@@ -43,6 +43,8 @@ export interface RequestHook {
   beforeToolCall: () => string | undefined;
   /** After each model response and its tool calls: true ends pi's loop there. */
   endAfterTurn: (toolResults: number) => boolean;
+  /** The fetch every model request is made with (it watches what the provider answered); default fetch. */
+  fetch: typeof globalThis.fetch | undefined;
 }
 
 export interface WarmAgentSession {
@@ -59,20 +61,25 @@ interface Kept extends WarmAgentSession {
 /**
  * Routes every model request of `session` through `hook.beforeRequest` first (pi's `streamFunction` is the
  * one call every request goes through), every tool call through `hook.beforeToolCall` and the end of every
- * model response's tool batch through `hook.endAfterTurn` (after pi's own hooks there). Returns the hook;
- * set its functions for each turn.
+ * model response's tool batch through `hook.endAfterTurn` (after pi's own hooks there), and makes every
+ * request with `hook.fetch` when one is set. Returns the hook; set its functions for each turn.
  */
 export function installRequestHook(session: AgentSession): RequestHook {
   const hook: RequestHook = {
     beforeRequest: () => {},
     beforeToolCall: () => undefined,
     endAfterTurn: () => false,
+    fetch: undefined,
   };
   const agent = session.agent;
   const streamFunction = agent.streamFunction;
   agent.streamFunction = (model, context, options) => {
     hook.beforeRequest();
-    return streamFunction(model, context, options);
+    return streamFunction(
+      model,
+      context,
+      hook.fetch === undefined ? options : { ...options, fetch: hook.fetch },
+    );
   };
   const beforeToolCall = agent.beforeToolCall;
   agent.beforeToolCall = async (context, signal) => {
