@@ -257,6 +257,16 @@ export interface RecordedAttempt {
   readonly error?: string;
 }
 
+/** A compaction of the run's session: the recovery loop's after a context overflow, or pi's. */
+export interface RecordedCompaction {
+  /** During attempt n (1-based); undefined before the first attempt. */
+  readonly attempt?: number;
+  readonly outcome: "compacted" | "failed";
+  readonly reason?: string;
+  readonly tokensBefore?: number;
+  readonly errorMessage?: string;
+}
+
 /** Everything stored about a run, read back into its parts. */
 export interface RunReport {
   readonly run: RunRecord;
@@ -265,6 +275,8 @@ export interface RunReport {
   readonly attempts: readonly RecordedAttempt[];
   readonly assistantMessages: readonly RecordedAssistantMessage[];
   readonly toolCalls: readonly RecordedToolCall[];
+  /** Every compaction that ended (done or failed), in order. */
+  readonly compactions: readonly RecordedCompaction[];
   /** The lifecycle `end` event's data. */
   readonly end?: Readonly<Record<string, unknown>>;
   readonly eventCount: number;
@@ -297,6 +309,7 @@ interface OpenMessage {
 export function interpretRunEvents(events: readonly RunEvent[]): Omit<RunReport, "run"> {
   let decisions: RunDecisions | undefined;
   const attempts: RecordedAttempt[] = [];
+  const compactions: RecordedCompaction[] = [];
   const messages: RecordedAssistantMessage[] = [];
   // Tool calls in start order. Ids are not unique across model replies (some servers number them per reply),
   // so an end closes the latest open call with its id, and replies take arguments per id in order.
@@ -329,6 +342,31 @@ export function interpretRunEvents(events: readonly RunEvent[]): Omit<RunReport,
           };
         }
       } else if (phase === "end") end = data;
+      continue;
+    }
+    if (event.stream === "error") {
+      // The executor reports a failed attempt's error text before its attempt_end.
+      const index = attempts.length - 1;
+      const last = attempts[index];
+      const message = str(data.message);
+      if (last !== undefined && message !== undefined && last.error === undefined)
+        attempts[index] = { ...last, error: message };
+      continue;
+    }
+    if (event.stream === "compaction") {
+      const errorMessage = str(data.errorMessage);
+      const failed =
+        data.phase === "failed" ||
+        (data.phase === "end" && (data.aborted === true || errorMessage !== undefined));
+      if (failed || data.phase === "end") {
+        compactions.push({
+          ...(attempts.length === 0 ? {} : { attempt: attempts.length }),
+          outcome: failed ? "failed" : "compacted",
+          ...strings(data, ["reason"]),
+          ...(num(data.tokensBefore) === undefined ? {} : { tokensBefore: num(data.tokensBefore) as number }),
+          ...(errorMessage === undefined ? {} : { errorMessage }),
+        });
+      }
       continue;
     }
     if (event.stream === "assistant") {
@@ -385,6 +423,7 @@ export function interpretRunEvents(events: readonly RunEvent[]): Omit<RunReport,
     attempts,
     assistantMessages,
     toolCalls: tools.map((entry) => entry.call),
+    compactions,
     ...(end === undefined ? {} : { end }),
     eventCount: events.length,
   };

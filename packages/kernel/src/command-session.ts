@@ -12,6 +12,7 @@ import {
   type PathOptions,
   resolveSessionIdentity,
   SessionIdentityError,
+  THINK_LEVELS,
 } from "@agent-kernel/runtime-resolver";
 import type { SessionMetaPatch, SessionStore } from "@agent-kernel/session-store";
 import type { SessionKernelInput } from "./types.ts";
@@ -106,9 +107,7 @@ export function parseThinkingFlag(raw: string, flag: string): string | null {
   if (trimmed === "off" || isClearThinkingDirective(trimmed)) return null;
   const level = normalizeThinkLevel(trimmed);
   if (level === undefined) {
-    throw new CommandSessionError(
-      `${flag} "${raw}" is not a thinking level (off, minimal, low, medium, high, xhigh, adaptive, max)`,
-    );
+    throw new CommandSessionError(`${flag} "${raw}" is not a thinking level (${THINK_LEVELS.join(", ")})`);
   }
   return level;
 }
