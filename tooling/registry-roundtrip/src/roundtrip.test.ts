@@ -244,6 +244,16 @@ describe("a third party installs single packages with plain npm", () => {
     });
   });
 
+  it("channels-core alone: its README example runs a gateway's inbound path on TestChannel and typechecks", async () => {
+    const project = consumer("channels-core");
+    await project.install(["@agent-kernel/channels-core"]);
+    expect(existsSync(join(project.dir, "node_modules", "@agent-kernel", "runtime-resolver"))).toBe(false);
+    await runReadmeExamples(project, "packages/channels-core/README.md", {
+      "channels-core":
+        /^42: allow, .*\n7: deny, .*\n\[ '<b>agent:main:telegram:direct:42<\/b> heard: hi &lt;there&gt;' \]\n[\s\S]*messageId must be a string/,
+    });
+  });
+
   it("the agent CLI installed globally: --help, and one line with exit 1 on a Node older than 22.19", async () => {
     const project = consumer("agent-global");
     const prefix = join(project.dir, "global");
