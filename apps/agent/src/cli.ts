@@ -1,6 +1,7 @@
 // The `agent` command line: flags and subcommands (commander), each command's module loaded only when that
 // command runs (a `sessions list` never loads pi), and every failure turned into one paragraph on stderr and
 // an exit code (exit-codes.ts). Owns parsing and dispatch. Does not own what the commands do (commands/*).
+import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { type CommandContext, type GlobalFlags, loadCommandContext } from "./context.ts";
 import { CliError, EXIT, type ExitCode } from "./exit-codes.ts";
@@ -31,7 +32,31 @@ interface RootFlags extends GlobalFlags {
   readonly stream?: boolean;
 }
 
+/** This package's version: package.json sits one level above src/ and dist/ alike. */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  return String((manifest as { version?: unknown }).version);
+}
+
+/** `-m -`: the message is what stdin holds (trailing whitespace dropped, as a shell's `$(…)` would). */
+async function readMessageFromStdin(): Promise<string> {
+  let text = "";
+  process.stdin.setEncoding("utf8");
+  for await (const chunk of process.stdin) text += chunk;
+  return text.replace(/\s+$/, "");
+}
+
 const EXIT_CODES_HELP = `
+Examples:
+  agent -m "What changed in the build?"            one turn in the default agent's main session
+  git log -1 | agent -m -                          the message read from stdin
+  agent -m "hi" --agent ops --to +15550001 --json  the TurnOutcome as JSON
+  agent -m "start over" --session-key scratch      a new conversation, under a key of its own
+  agent -m "think hard" --thinking high            a thinking level stored on the session
+  agent runs list --limit 5                        the latest runs; then: agent runs show <runId>
+  agent sessions show agent:main:main              a session's messages and runs
+  agent doctor                                     migrate and check the store
+
 Exit codes:
   0    ok
   1    the turn failed, was aborted or timed out; doctor found problems
@@ -56,10 +81,14 @@ export async function runAgentCli(
     .description(
       "Run one agent turn through the Agent Session Kernel, and inspect its sessions, runs and store.",
     )
-    .option("-m, --message <text>", "the message to send (runs one turn)")
+    .version(packageVersion(), "-V, --version", "print the version")
+    .option("-m, --message <text>", 'the message to send (runs one turn); "-" reads it from stdin')
     .option("--agent <id>", "the agent to run (default: the configured default agent)")
     .option("--session-key <key>", "the session key (default: the agent's main session)")
-    .option("--session-id <id>", "run under this session id (a stored one selects its session)")
+    .option(
+      "--session-id <id>",
+      "run under this session id (a stored one selects its session; an unknown one only starts a new session, never replaces one)",
+    )
     .option(
       "--to <recipient>",
       "the recipient: a direct peer session on the cli channel, per session.dmScope",
@@ -98,7 +127,11 @@ export async function runAgentCli(
   };
 
   program.action(async () => {
-    const flags = program.opts<RootFlags>();
+    const given = program.opts<RootFlags>();
+    const flags = given.message === "-" ? { ...given, message: await readMessageFromStdin() } : given;
+    if (given.message === "-" && flags.message?.trim() === "") {
+      throw new CliError(EXIT.usage, "--message - read no text from stdin: pipe the message in.");
+    }
     if (flags.message === undefined || flags.message.trim() === "") {
       throw new CliError(
         EXIT.usage,

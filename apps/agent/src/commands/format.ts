@@ -134,6 +134,30 @@ function formatSandbox(recorded: unknown): string[] {
   return lines;
 }
 
+/**
+ * The models the run moved through. The stored chain holds one entry per failed attempt, then the answering
+ * attempt's; a retry of the same model is one step, not a fallback.
+ */
+function formatFallback(report: RunReport): string {
+  const { run, attempts } = report;
+  const models: string[] = [];
+  for (const a of attempts) {
+    const model = `${a.provider ?? "?"}/${a.model ?? "?"}`;
+    if (models.at(-1) !== model) models.push(model);
+  }
+  if (models.length > 1) {
+    const steps = models.map((model, i) => {
+      const last = attempts.findLast((a) => `${a.provider ?? "?"}/${a.model ?? "?"}` === model);
+      const answered = i === models.length - 1 && run.status === "succeeded";
+      return `${model} (${answered ? "answered" : (last?.reason ?? last?.outcome ?? "?")})`;
+    });
+    return `Fallback: ${steps.join(" → ")}`;
+  }
+  if (attempts.length === 0) return "Fallback: none (no attempt ran)";
+  if (run.status === "succeeded") return "Fallback: none (the first candidate answered)";
+  return `Fallback: none (${models[0] ?? "the first candidate"} failed and no other model was tried)`;
+}
+
 /** Every decision of a run: runtime, tool policy, defaults, attempts, fallback, tool calls, replies. */
 export function formatRunReport(report: RunReport): string {
   const { run } = report;
@@ -143,7 +167,7 @@ export function formatRunReport(report: RunReport): string {
     `  entry point: ${run.entryPoint}`,
     `  session:     ${run.sessionKey} (${run.sessionId}), agent ${run.agentId}`,
     `  started:     ${time(run.startedAt)}   ended: ${time(run.endedAt)}${run.endedAt === undefined ? "" : `   (${run.endedAt - run.startedAt} ms)`}`,
-    `  answered by: ${run.model ? `${run.provider ?? "?"}/${run.model}` : "-"}   thinking: ${run.thinkingLevel ?? "-"}${run.authProfileId ? `   auth profile: ${run.authProfileId}` : ""}`,
+    `  ${run.status === "succeeded" ? "answered by:" : "last model: "} ${run.model ? `${run.provider ?? "?"}/${run.model}` : "-"}   thinking: ${run.thinkingLevel ?? "-"}${run.authProfileId ? `   auth profile: ${run.authProfileId}` : ""}`,
     `  usage:       ${run.usage ? `input ${run.usage.input ?? 0}, output ${run.usage.output ?? 0}, cache read ${run.usage.cacheRead ?? 0}, cache write ${run.usage.cacheWrite ?? 0}, total ${run.usage.total ?? 0}` : "-"}${run.costUsd ? `, $${run.costUsd.toFixed(6)}` : ""}`,
   ];
   const decisions = report.decisions;
@@ -186,11 +210,15 @@ export function formatRunReport(report: RunReport): string {
       `  #${a.attempt} ${a.provider ?? "?"}/${a.model ?? "?"} thinking=${a.thinkingLevel ?? "-"}${a.authProfileId ? ` profile=${a.authProfileId}` : ""} → ${a.outcome ?? "?"}${a.reason ? ` (${a.reason}${a.action ? `, then ${a.action}` : ""})` : ""}${a.error ? `: ${a.error}` : ""}`,
     );
   }
-  const fallback = run.fallbackChain;
-  out.push(
-    "",
-    `Fallback: ${fallback.length > 1 ? fallback.map((f) => `${f.provider}/${f.model}${f.reason ? ` (${f.reason})` : ""}`).join(" → ") : "none (the first candidate answered)"}`,
-  );
+  out.push("", formatFallback(report));
+  if (report.compactions.length > 0) {
+    out.push(`Compactions (${report.compactions.length}):`);
+    for (const c of report.compactions) {
+      out.push(
+        `  ${c.attempt === undefined ? "" : `during attempt #${c.attempt}: `}${c.outcome === "compacted" ? "compacted" : "failed"}${c.reason ? ` (${c.reason})` : ""}${c.tokensBefore === undefined ? "" : `, ${c.tokensBefore} tokens before`}${c.errorMessage ? `: ${c.errorMessage}` : ""}`,
+      );
+    }
+  } else out.push("Compactions: none");
   out.push("", `Model replies (${report.assistantMessages.length}):`);
   report.assistantMessages.forEach((m, i) => {
     const calls = m.toolCalls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join(", ");

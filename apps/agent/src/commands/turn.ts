@@ -14,6 +14,7 @@ import {
   parseThinkingFlag,
   persistCommandSettings,
   resolveCommandSession,
+  type SessionKernelInput,
   STORAGE_REASON,
   TurnNotRecordedError,
   type TurnOutcome,
@@ -21,6 +22,7 @@ import {
 import type { CommandContext } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
 import { type CliIo, line } from "../io.ts";
+import { recoveryLines } from "./recovery-lines.ts";
 import { storageFailureIn, storeError } from "./store.ts";
 
 export interface TurnFlags {
@@ -128,6 +130,7 @@ export async function runTurn(
       sessionId: flags.sessionId,
       to: flags.to,
     }).catch(usageFrom);
+    await refuseSessionIdReset(store, session);
     await persistCommandSettings(deps, session, {
       thinking: flags.thinking,
       verbose: flags.verbose ? "on" : undefined,
@@ -160,6 +163,7 @@ export async function runTurn(
     const stream = !flags.json && (flags.stream ?? io.stdout.isTTY === true);
     shown = stream;
     const writer = partialWriter(io);
+    const recovery = recoveryLines(io, () => writer.endLine());
     const outcome = await kernel.executeTurn(prepared, {
       prompt: flags.message,
       runId,
@@ -170,6 +174,7 @@ export async function runTurn(
           const data = event.data;
           if (event.stream === "assistant" && data.type === "message_end" && typeof data.text === "string")
             answered = data.stopReason === "error" || data.stopReason === "aborted" ? "" : data.text;
+          recovery(event);
           if (flags.verbose) verboseEvent(io, event, () => writer.endLine());
         },
       },
@@ -245,6 +250,24 @@ export async function runTurn(
       if (storageFailureIn(error, context) === undefined) throw error;
     });
   }
+}
+
+/**
+ * A `--session-id` the store does not know names a new session: refused when the key it would run under
+ * already holds a conversation (a typo would otherwise replace that conversation's id, and the next turn
+ * would start afresh). A new conversation is started explicitly, under a key of its own.
+ */
+async function refuseSessionIdReset(store: AnyKernelStore, session: SessionKernelInput): Promise<void> {
+  // resolveCommandSession names all three when --session-id is given.
+  const { agentId, sessionKey, sessionId } = session;
+  if (sessionId === undefined || agentId === undefined || sessionKey === undefined) return;
+  if ((await store.sessions.getBySessionId(agentId, sessionId)) !== undefined) return;
+  const existing = await store.sessions.get({ agentId, sessionKey });
+  if (existing === undefined || existing.sessionId === sessionId) return;
+  throw new CliError(
+    EXIT.usage,
+    `no session "${sessionId}" for agent ${agentId}, and session ${sessionKey} already holds a conversation (session id ${existing.sessionId}): --session-id never replaces it. To continue that conversation, leave out --session-id (or pass ${existing.sessionId}); to start a new one, name a new key: --session-key <new-key> (add --session-id ${sessionId} to give it that id); see \`agent sessions list\`.`,
+  );
 }
 
 /** What the user is told about a reply the store could not take. */
