@@ -11,7 +11,9 @@
 import type { ChannelConfig } from "@agent-kernel/config";
 import type { InboundMessage } from "./contract.ts";
 
+/** Who may message the bot directly: `pairing`, `allowlist`, `open` or `disabled` (a channel's `dmPolicy`). */
 export type DmPolicy = ChannelConfig["dmPolicy"];
+/** Which groups the bot answers in: `open`, `allowlist` or `disabled` (a channel's `groupPolicy`). */
 export type GroupPolicy = ChannelConfig["groupPolicy"];
 
 /** The parts of a channel's config access control reads (a parsed `channels.<id>`, defaults filled). */
@@ -24,8 +26,10 @@ export interface AccessState {
   readonly pairedSenders?: ReadonlySet<string> | readonly string[];
 }
 
+/** What to do with an inbound message: handle it, drop it, answer with a pairing code, or ignore it for lack of a mention. */
 export type AccessOutcome = "allow" | "deny" | "pairing-challenge" | "ignore-no-mention";
 
+/** The stable code of the rule that decided an `AccessDecision`, for logs, metrics and tests. */
 export type AccessReason =
   | "channel_disabled"
   | "account_disabled"
@@ -43,6 +47,7 @@ export type AccessReason =
   | "group_mention_required"
   | "group_allowed";
 
+/** The verdict of `decideAccess` on one message: the outcome, the rule that decided it and the effective policy. */
 export interface AccessDecision {
   readonly outcome: AccessOutcome;
   /** A stable code for logs, metrics and tests. */

@@ -10,6 +10,7 @@
 import { CHANNEL_DEFAULTS } from "@agent-kernel/config";
 import { type FenceSpan, findFenceSpanAt, scanFenceSpans, sliceUtf16Safe } from "@agent-kernel/markdown";
 
+/** How text is cut into messages: `length` fills each up to the limit, `newline` prefers paragraph breaks. */
 export type ChunkMode = "length" | "newline";
 
 /** One chunk with where it came from: `text` = `prefix + source.slice(start, end) + suffix`. */
@@ -23,6 +24,7 @@ export interface TextChunk {
   readonly suffix: string;
 }
 
+/** The text limit per message when the config sets none (`textChunkLimit`, 4000). */
 export const DEFAULT_TEXT_CHUNK_LIMIT: number = CHANNEL_DEFAULTS.textChunkLimit;
 
 /**

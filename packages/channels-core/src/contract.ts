@@ -7,6 +7,7 @@ import type { ReplyLimitReport } from "./reply-limit.ts";
 /** `direct`: a one-to-one chat; `group`: a group chat; `channel`: a broadcast/public channel (Slack channel, Telegram channel). */
 export type ChatType = "direct" | "group" | "channel";
 
+/** The kind of a media item, as the channels tell them apart. */
 export type MediaKind = "image" | "audio" | "voice" | "video" | "document" | "sticker" | "other";
 
 /** A media item received or to send. Exactly one of `url`, `path` or `data` locates the bytes. */
@@ -26,6 +27,7 @@ export interface MediaItem {
   readonly sizeBytes?: number;
 }
 
+/** Who sent an inbound message, as the channel identifies them. */
 export interface Sender {
   /** The channel's stable id for the sender (Telegram user id, Slack user id, webchat client id). */
   readonly id: string;
@@ -46,6 +48,7 @@ export interface Conversation {
   readonly teamId?: string;
 }
 
+/** A user mentioned in an inbound message (`@name` or the channel's own mention markup). */
 export interface Mention {
   /** The mentioned user's id when the channel gives one. */
   readonly userId?: string;
@@ -96,6 +99,7 @@ export interface OutboundTarget {
   readonly replyToMessageId?: string;
 }
 
+/** What the gateway asks an adapter to send: text in the kernel's Markdown and/or media, to one target. */
 export interface OutboundMessage {
   readonly target: OutboundTarget;
   /** Text in the kernel's Markdown; the adapter formats it for its dialect and splits it at its limit. */
@@ -117,12 +121,14 @@ export interface SentMessage {
   readonly threadId?: string;
 }
 
+/** What an adapter's `send` did: the messages the channel accepted, and whether the reply limit cut in. */
 export interface SendResult {
   readonly messages: readonly SentMessage[];
   /** Set when the text would have become more messages than allowed (reply-limit.ts): what was done instead. */
   readonly limited?: ReplyLimitReport;
 }
 
+/** What a channel supports (threads, edits, typing, media, uploads) and its text limit and Markdown dialect. */
 export interface ChannelCapabilities {
   readonly threads: boolean;
   readonly edits: boolean;
@@ -143,6 +149,7 @@ export interface ChannelCapabilities {
 /** Receives every inbound message. Resolve only once the message is safely accepted (stored or handled). */
 export type InboundHandler = (message: InboundMessage) => Promise<void>;
 
+/** What `ChannelAdapter.start` takes: the handler for inbound messages and an optional abort signal. */
 export interface ChannelStartOptions {
   readonly onMessage: InboundHandler;
   /** Aborted to stop receiving; `stop()` does the same. */

@@ -11,17 +11,20 @@ import { scanFenceSpans } from "@agent-kernel/markdown";
 import { type ChunkMode, splitTextChunks } from "./chunking.ts";
 import type { ChannelCapabilities } from "./contract.ts";
 
+/** The Markdown dialect an adapter formats into (Telegram MarkdownV2 or HTML, Slack mrkdwn, Markdown, plain). */
 export type Dialect = ChannelCapabilities["dialect"];
 
 // ---------------------------------------------------------------------------
 // The reader: Markdown → a small tree.
 
+/** A node inside one line of parsed Markdown: text, code, emphasis or a link. */
 export type InlineNode =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "code"; readonly text: string }
   | { readonly type: "bold" | "italic" | "strike"; readonly children: readonly InlineNode[] }
   | { readonly type: "link"; readonly url: string; readonly children: readonly InlineNode[] };
 
+/** A block of parsed Markdown: one source line of inline nodes, or a fenced code block. */
 export type BlockNode =
   | { readonly type: "line"; readonly children: readonly InlineNode[] }
   | { readonly type: "pre"; readonly lang: string; readonly code: string };
@@ -314,6 +317,7 @@ const telegramMarkdownV2: InlineRenderer = {
   unlinked: (url, inner, label) => (label === url ? inner : `${inner} \\(${escapeMarkdownV2(url)}\\)`),
 };
 
+/** Escapes `&`, `<` and `>` for Telegram HTML. */
 export function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }

@@ -5,6 +5,7 @@
 // control (access.ts).
 import type { ChatType, InboundMessage, MediaKind } from "./contract.ts";
 
+/** Thrown by `validateInboundMessage` for a message that does not fit the contract; `field` names the bad field. */
 export class InboundMessageError extends Error {
   override readonly name = "InboundMessageError";
   /** The path of the bad field, e.g. `conversation.chatId`. */
@@ -198,6 +199,7 @@ export function stripBotMention(text: string, bot: BotIdentity): string {
 // ---------------------------------------------------------------------------
 // Dedupe.
 
+/** The window and size bound of an `InboundDeduper`, and its clock. */
 export interface InboundDeduperOptions {
   /** How long a seen message stays remembered (default 20 minutes). */
   readonly windowMs?: number;

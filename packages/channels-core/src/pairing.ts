@@ -13,9 +13,12 @@
 import { randomInt } from "node:crypto";
 import type { ChannelStateApi, ChannelStateEntry } from "@agent-kernel/session-store";
 
+/** The characters pairing codes are drawn from: no 0/O or 1/I, which read alike. */
 export const PAIRING_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+/** How many characters a pairing code has. */
 export const PAIRING_CODE_LENGTH = 8;
 
+/** Pairing's limits when `PairingOptions` leaves them out: code lifetime, pending requests, lockout. */
 export const PAIRING_DEFAULTS = {
   /** A code lives this long from its creation (OpenClaw: 1 h). */
   ttlMs: 60 * 60 * 1000,
@@ -28,6 +31,7 @@ export const PAIRING_DEFAULTS = {
   lockoutMs: 15 * 60 * 1000,
 } as const;
 
+/** Overrides of `PAIRING_DEFAULTS` for a `PairingStore`, with the clock and code generator tests inject. */
 export interface PairingOptions {
   readonly ttlMs?: number;
   readonly maxPending?: number;
@@ -40,6 +44,7 @@ export interface PairingOptions {
   readonly generateCode?: () => string;
 }
 
+/** A pending pairing request: the sender, the code handed to them and when it expires. */
 export interface PairingRequest {
   readonly senderId: string;
   readonly code: string;
@@ -50,6 +55,7 @@ export interface PairingRequest {
   readonly displayName?: string;
 }
 
+/** A sender approved through pairing, and when. */
 export interface PairingApproval {
   readonly senderId: string;
   readonly approvedAt: number;
@@ -57,11 +63,13 @@ export interface PairingApproval {
   readonly displayName?: string;
 }
 
+/** What `PairingStore.challenge` answers: a new or existing code for the sender, or none while too many are pending. */
 export type PairingChallenge =
   | { readonly status: "created" | "existing"; readonly code: string; readonly expiresAt: number }
   /** The account already has `maxPending` other pending requests: no code is handed out. */
   | { readonly status: "too-many-pending" };
 
+/** What `PairingStore.approvePairing` answers: approved, a wrong code (with attempts left), or locked. */
 export type PairingApprovalResult =
   | { readonly status: "approved"; readonly approval: PairingApproval }
   | { readonly status: "invalid-code"; readonly attemptsLeft: number }
@@ -93,6 +101,7 @@ export function normalizePairingCode(code: string): string {
   return code.replace(/[\s-]+/g, "").toUpperCase();
 }
 
+/** DM pairing kept in the session store's channel state: codes for unknown senders, the owner's approvals, lockout after wrong codes. */
 export class PairingStore {
   readonly #state: ChannelStateApi;
   readonly #ttlMs: number;

@@ -11,6 +11,7 @@
 import { CHANNEL_DEFAULTS } from "@agent-kernel/config";
 import type { MediaItem } from "./contract.ts";
 
+/** How many messages one reply may become when the config sets no `maxMessagesPerReply` (10). */
 export const DEFAULT_MAX_MESSAGES_PER_REPLY: number = CHANNEL_DEFAULTS.maxMessagesPerReply;
 
 /** The file an over-long reply is attached as. */
@@ -30,6 +31,7 @@ export interface ReplyLimitReport {
   readonly handling: "attached" | "truncated";
 }
 
+/** How `planReplyMessages` sends a reply: every chunk, or the first chunks plus the whole text as a file or a truncation notice. */
 export type ReplyMessagePlan<C> =
   /** Within the limit: every chunk is a message. */
   | { readonly kind: "all"; readonly chunks: readonly C[] }
@@ -48,6 +50,7 @@ export type ReplyMessagePlan<C> =
       readonly report: ReplyLimitReport;
     };
 
+/** What `planReplyMessages` needs: the reply's text, the adapter's chunks of it, the message budget and whether files upload. */
 export interface ReplyPlanInput<C> {
   /** The reply's whole text (Markdown): what the file holds. */
   readonly text: string;

@@ -4,6 +4,7 @@
 // Does not own: classifying a channel's responses into `ChannelError` (adapters) or model retries (kernel).
 import { ChannelError } from "./contract.ts";
 
+/** How `withChannelRetry` retries: attempts, backoff bounds, abort signal, and hooks tests inject. */
 export interface ChannelRetryOptions {
   /** Attempts in all, the first included (default 4). */
   readonly maxAttempts?: number;
@@ -24,6 +25,7 @@ export interface ChannelRetryOptions {
   }) => void;
 }
 
+/** `withChannelRetry`'s defaults: 4 attempts, backoff from 500 ms, no wait over 30 s. */
 export const CHANNEL_RETRY_DEFAULTS = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 30_000 } as const;
 
 /** A timer that rejects with the signal's reason when it aborts. */

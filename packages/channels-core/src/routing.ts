@@ -7,6 +7,7 @@
 import type { Binding, KernelConfig } from "@agent-kernel/config";
 import type { ChatType, InboundMessage } from "./contract.ts";
 
+/** Which binding rule chose a route's agent, from the most specific (a peer) to the default agent. */
 export type RouteMatchedBy =
   | "binding.peer"
   | "binding.peer.wildcard"
@@ -16,11 +17,13 @@ export type RouteMatchedBy =
   | "binding.channel"
   | "default";
 
+/** The peer a message belongs to: the sender in a DM, the chat in a group or channel. */
 export interface RoutePeer {
   readonly kind: ChatType;
   readonly id: string;
 }
 
+/** Where an inbound message goes: the agent, the channel account and peer (and thread), and the binding that chose them. */
 export interface Route {
   readonly agentId: string;
   readonly channel: string;
@@ -33,6 +36,7 @@ export interface Route {
   readonly bindingIndex?: number;
 }
 
+/** What routing matches bindings against: channel, account, peer, thread, and Slack team or Discord guild. */
 export interface RoutingInput {
   readonly channel: string;
   readonly accountId: string;

@@ -18,8 +18,10 @@ import {
   sliceUtf16Safe,
 } from "./fences.ts";
 
+/** Where a block may end, best first: at a blank line (`paragraph`), a line end (`newline`) or a sentence end. */
 export type BreakPreference = "paragraph" | "newline" | "sentence";
 
+/** The size bounds (`minChars`, `maxChars`) and break rules a `BlockChunker` cuts streamed text by. */
 export type BlockChunking = {
   minChars: number;
   maxChars: number;
@@ -28,6 +30,7 @@ export type BlockChunking = {
   flushOnParagraph?: boolean;
 };
 
+/** One block a `BlockChunker` emits: the text to send and the streamed text it came from. */
 export type BlockChunk = {
   /** The block to send (with synthetic fence close/reopen lines when a fence was cut). */
   text: string;
@@ -52,6 +55,7 @@ export function normalizeChunking(chunking: BlockChunking): Required<BlockChunki
   };
 }
 
+/** Cuts streamed Markdown into message-sized blocks as it arrives (`append`, then `drain`), never inside a code fence unless a fence outgrows `maxChars`, then closing and reopening it. */
 export class BlockChunker {
   #buffer = "";
   #reopenPrefix = "";

@@ -3,6 +3,7 @@
 // so chunk boundaries never fall inside a fence. Does not own inline code or CommonMark block parsing
 // (see markdown-code.ts for the code regions the final-text strippers use).
 
+/** One fenced code block (backtick or tilde fence) in a buffer: its offsets `[start, end)`, opening line, marker and indent. */
 export type FenceSpan = {
   start: number;
   end: number;
@@ -11,6 +12,7 @@ export type FenceSpan = {
   indent: string;
 };
 
+/** A fence still open at the end of a scanned buffer: what closes it and how to reopen it in the next block. */
 export type OpenFence = {
   markerChar: string;
   markerLen: number;
@@ -19,6 +21,7 @@ export type OpenFence = {
   indent: string;
 };
 
+/** What `scanFenceSpans` carries from one streamed buffer to the next: line start and the fence left open. */
 export type FenceScanState = { atLineStart: boolean; open?: OpenFence };
 
 const FENCE_LINE_AT_RE = /( {0,3})(`{3,}|~{3,})([^\r\n\u2028\u2029]*)\r?(?=\n|$)/y;
@@ -125,6 +128,7 @@ export function findFenceSpanAt(spans: readonly FenceSpan[], index: number): Fen
   return undefined;
 }
 
+/** True when a block may end at `index`: no fence span strictly contains it. */
 export function isSafeFenceBreak(spans: readonly FenceSpan[], index: number): boolean {
   return !findFenceSpanAt(spans, index);
 }

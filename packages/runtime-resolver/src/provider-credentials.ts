@@ -20,6 +20,7 @@ export function providerKeyEnvVars(provider: string): readonly string[] {
   return [...names].sort((a, b) => Number(!a.endsWith("_API_KEY")) - Number(!b.endsWith("_API_KEY")));
 }
 
+/** The provider (and auth profile) of an attempt that has no usable credential: what `missingCredentialMessage` describes. */
 export interface MissingCredential {
   readonly provider: string;
   /** The auth profile the attempt ran with (it has no usable secret). */

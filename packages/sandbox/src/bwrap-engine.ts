@@ -50,6 +50,7 @@ const SETPRIV = "/usr/bin/setpriv";
 
 /** The uid and gid commands run as inside (mapped to the gateway's own uid outside). */
 export const SANDBOX_UID = 1000;
+/** The `PATH` commands get inside the sandbox: the system's standard directories only. */
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 const INSTALL_FIX =
   'install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`), or set the agent\'s sandbox.mode to "off" to run tools on the host';
@@ -69,6 +70,7 @@ const ETC_NETWORK = [
   "host.conf",
 ];
 
+/** Settings of the bubblewrap engine: the bwrap binary, cgroup use and standby sandboxes. */
 export interface BwrapEngineOptions {
   /** The bwrap binary; default the first `bwrap` on PATH (the gateway's PATH, not the command's). */
   readonly bwrapPath?: string | undefined;
@@ -340,6 +342,7 @@ const STARTUP_VARIABLE =
 /** How long a probe's answer holds: a working engine stays working; a missing one may be installed any time. */
 const PROBE_TTL_AVAILABLE_MS = 10 * 60_000;
 const PROBE_TTL_UNAVAILABLE_MS = 5_000;
+/** The bubblewrap engine: each command in fresh namespaces as an unprivileged uid, with only the system directories and its mounts visible, under rlimits and cgroups. */
 export function createBwrapEngine(options: BwrapEngineOptions = {}): SandboxEngine {
   let cached: { at: number; status: EngineStatus } | undefined;
   let pids: CgroupController | undefined | null = null;

@@ -25,6 +25,7 @@ const CREDENTIAL_WORD =
   /^(KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIALS?|AUTH|COOKIE|SESSION|PRIVATE|DSN)S?$/i;
 const isCredentialName = (name: string) => name.split(/[_.-]/).some((word) => CREDENTIAL_WORD.test(word));
 
+/** What `scrubEnvironment` keeps (allowed names), must drop (secret values) and sets afterwards. */
 export interface ScrubOptions {
   /** Names or `PREFIX_*` patterns; default `DEFAULT_ENV_ALLOW`. */
   readonly allow?: readonly string[] | undefined;

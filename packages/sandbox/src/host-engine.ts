@@ -14,6 +14,7 @@ function hostCwd(command: SandboxCommand): string {
   return mount.hostPath + command.cwd.slice(mount.path.length);
 }
 
+/** The no-sandbox engine: commands run on the host as the gateway's user, with wall time, output and abort bounds but no containment. */
 export function createHostEngine(): SandboxEngine {
   return {
     name: "host",

@@ -7,6 +7,7 @@ import { closeSync, constants, fchownSync, fstatSync, mkdirSync, openSync } from
 import { join } from "node:path";
 import type { SandboxLimits, SandboxMount } from "./types.ts";
 
+/** How a sandboxed session sees the agent workspace: not at all (`none`), read-only at /agent (`ro`), or read-write as its workspace (`rw`). */
 export type WorkspaceAccess = "none" | "ro" | "rw";
 
 /** Where the writable workspace appears inside (the command's cwd). */
@@ -14,12 +15,14 @@ export const SANDBOX_WORKSPACE_PATH = "/workspace";
 /** Where the agent workspace appears inside with `workspaceAccess: "ro"`. */
 export const AGENT_WORKSPACE_PATH = "/agent";
 
+/** The mounts and working directory a sandboxed command gets for one workspace access. */
 export interface SandboxLayout {
   /** The working directory inside. */
   readonly cwd: string;
   readonly mounts: readonly SandboxMount[];
 }
 
+/** The mounts for a workspace access: the sandbox workspace at /workspace, plus the agent workspace at /agent (`ro`), or the agent workspace at /workspace (`rw`). */
 export function sandboxLayout(params: {
   readonly workspaceAccess: WorkspaceAccess;
   /** The agent's own workspace on the host. */

@@ -27,6 +27,7 @@ export interface SandboxLimits {
   readonly tmpBytes: number;
 }
 
+/** One command for an engine to run: the bash command line, its cwd, environment, mounts, network and limits. */
 export interface SandboxCommand {
   /** A bash command line, run as `bash -c <command>`. */
   readonly command: string;

@@ -14,6 +14,7 @@ import {
   OPENCLAW_TOOL_PROFILES,
 } from "./openclaw-catalog.generated.ts";
 
+/** The id of a built-in tool profile (`tools.profile`), e.g. `coding`; `full` allows everything. */
 export type ToolProfileId = keyof typeof OPENCLAW_TOOL_PROFILES;
 
 /** Groups, profiles and aliases a policy is resolved against. */
@@ -66,8 +67,13 @@ export function extendToolCatalog(
   return { ...base, groups, knownTools };
 }
 
+/** Tools a sandboxed session keeps when `tools.sandbox.tools.allow` is unset. */
 export const SANDBOX_DEFAULT_ALLOW = OPENCLAW_SANDBOX_DEFAULT_ALLOW;
+/** Tools (and channel ids) a sandboxed session loses when `tools.sandbox.tools.deny` is unset. */
 export const SANDBOX_DEFAULT_DENY = OPENCLAW_SANDBOX_DEFAULT_DENY;
+/** Tools denied to every subagent session, whatever its depth. */
 export const SUBAGENT_DENY_ALWAYS = OPENCLAW_SUBAGENT_DENY_ALWAYS;
+/** Tools also denied to leaf subagents (depth at `maxSpawnDepth`): they cannot spawn or steer children. */
 export const SUBAGENT_DENY_LEAF = OPENCLAW_SUBAGENT_DENY_LEAF;
+/** Core tools that need the owner (or a trusted operator) on gateway surfaces. */
 export const OWNER_ONLY_TOOLS = OPENCLAW_OWNER_ONLY_TOOLS;

@@ -26,6 +26,7 @@ function abortError(): Error {
   return error;
 }
 
+/** What `enforceToolPolicy` checks each call against (a policy, or a function giving the current one) and whom it tells about blocked calls. */
 export interface EnforceOptions {
   /** The policy, or a function returning the current one (asked at every call, e.g. after a config reload). */
   readonly policy: ToolPolicy | (() => ToolPolicy);

@@ -28,6 +28,7 @@ import {
 import { expandToolGroups, normalizeToolName } from "./names.ts";
 import { compilePolicy, type PolicyEntry } from "./policy.ts";
 
+/** Which setting a policy layer comes from (profile, global, agent, group, sender, sandbox, subagent, owner-only...). */
 export type LayerKind =
   | "profile"
   | "provider-profile"

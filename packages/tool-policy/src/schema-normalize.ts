@@ -6,6 +6,7 @@
 // required, optional ones nullable, no additional properties). Pure: the
 // input is never changed. Does not own: choosing the family for a model.
 
+/** The tool-schema dialect a provider accepts: Gemini's, OpenAI strict mode, or JSON Schema as written (`passthrough`). */
 export type SchemaFamily = "gemini" | "openai-strict" | "passthrough";
 
 type Schema = { readonly [key: string]: unknown };

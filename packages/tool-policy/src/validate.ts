@@ -15,6 +15,7 @@ import { DEFAULT_TOOL_CATALOG, type ToolCatalog } from "./catalog.ts";
 import { normalizeToolName } from "./names.ts";
 import { compilePolicy } from "./policy.ts";
 
+/** How bad a tool-policy config issue is: an `error` changes what the policy means, a `warning` may be intended. */
 export type ToolPolicyIssueSeverity = "error" | "warning";
 
 /** A config issue with a severity: errors make the policy mean something else than written. */

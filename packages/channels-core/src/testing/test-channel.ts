@@ -26,18 +26,21 @@ export interface CapturedMessage extends SentMessage {
   readonly isBlock: boolean;
 }
 
+/** The id, account and capabilities of a `TestChannel` (defaults: `test`, `default`, Markdown at 4000). */
 export interface TestChannelOptions {
   readonly id?: string;
   readonly accountId?: string;
   readonly capabilities?: Partial<ChannelCapabilities>;
 }
 
+/** An inbound message for `TestChannel.receive`: only `text` is required, the rest defaults to a DM from `u1`. */
 export type InboundDraft = Partial<Omit<InboundMessage, "conversation" | "sender">> & {
   readonly text: string;
   readonly conversation?: Partial<InboundMessage["conversation"]>;
   readonly sender?: Partial<InboundMessage["sender"]>;
 };
 
+/** An in-memory `ChannelAdapter` for tests: `receive` drives inbound messages, `sent` and `texts()` show what was sent. */
 export class TestChannel implements ChannelAdapter {
   readonly id: string;
   readonly accountId: string;
