@@ -9,7 +9,9 @@ import { join } from "node:path";
 
 const packageDir = process.cwd();
 if (!existsSync(join(packageDir, "package.json")) || !existsSync(join(packageDir, "tsconfig.build.json"))) {
-  console.error(`clean-dist: ${packageDir} is not a package directory (no package.json and tsconfig.build.json)`);
+  console.error(
+    `clean-dist: ${packageDir} is not a package directory (no package.json and tsconfig.build.json)`,
+  );
   process.exit(1);
 }
 rmSync(join(packageDir, "dist"), { recursive: true, force: true });
