@@ -24,6 +24,8 @@ const DROPPED_KEYS = new Set([
 const PLACEHOLDER_KEYS: Readonly<Record<string, string>> = {
   sessionKey: "<session-key>",
   sessionId: "<session-id>",
+  // The context's size when it was compacted counts the entry point's system prompt (its channel facts).
+  tokensBefore: "<tokens>",
 };
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;

@@ -68,6 +68,8 @@ export type Delivered =
       readonly replyTo?: string;
     }
   | { readonly kind: "stdout" | "stderr"; readonly text: string }
+  /** A progress line outside the reply and the error report (the agent's recovery notices on stderr). */
+  | { readonly kind: "notice"; readonly text: string }
   | { readonly kind: "exit"; readonly code: number }
   | { readonly kind: "typing" }
   | { readonly kind: "result"; readonly value: unknown };

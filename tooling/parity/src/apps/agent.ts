@@ -1,6 +1,7 @@
 // The `agent` command through its programmatic entry (`runAgentCli`, in process, the same code the binary
 // runs): one invocation per inbound message with the cell's `--config` and `--state-dir`, no TTY and no
-// `--json`, so what it delivers is the final text on stdout, a one-line error on stderr and the exit code.
+// `--json`, so what it delivers is the final text on stdout, a one-line error on stderr and the exit code,
+// and one-line recovery notices on stderr (delivered as `notice`).
 // Concurrent inbound runs one invocation after the other: each CLI process has its own kernel, so the
 // kernel's lanes cannot serialise two processes (recorded as a note on the cell).
 import { runAgentCli } from "@agent-kernel/agent";
@@ -8,6 +9,9 @@ import type { Cell } from "../cell.ts";
 import { normaliseText } from "../kernel-outcome.ts";
 import type { AppDeliveryPolicy, CellRun, Delivered } from "../types.ts";
 import { type AppAdapter, abortWhenRequested } from "./adapter.ts";
+
+/** The error report's form: `agent: run <id> ended <status> (…)` or `agent: run <id> failed: …` (the store). */
+const ERROR_REPORT = /^agent: run \S+ /;
 
 export const AGENT_POLICY: AppDeliveryPolicy = {
   app: "agent",
@@ -46,7 +50,16 @@ export const agentApp: AppAdapter = {
       );
       stopWatching();
       if (stdout !== "") delivered.push({ kind: "stdout", text: normaliseText(stdout, cell) });
-      if (stderr !== "") delivered.push({ kind: "stderr", text: normaliseText(stderr, cell) });
+      // The run's one-line error report (`agent: run <id> …`) is the policy's; the recovery notices before it
+      // (a fallback switch, another auth profile, a Retry-After wait, a compaction) are progress, printed for
+      // a run that succeeds too.
+      const lines = normaliseText(stderr, cell)
+        .split("\n")
+        .filter((text) => text !== "");
+      const report = lines.filter((text) => ERROR_REPORT.test(text));
+      const notices = lines.filter((text) => !ERROR_REPORT.test(text));
+      for (const text of notices) delivered.push({ kind: "notice", text });
+      if (report.length > 0) delivered.push({ kind: "stderr", text: `${report.join("\n")}\n` });
       delivered.push({ kind: "exit", code });
     }
     return { stateDir: cell.stateDir, delivered, notes };
