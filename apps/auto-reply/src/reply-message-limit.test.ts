@@ -45,13 +45,17 @@ function turnWaiter() {
 }
 
 /** The gateway with the real Telegram adapter against fake-telegram and a fake LLM, config defaults otherwise. */
-async function telegramGateway(onTestFinished: (fn: OnTestFinishedHandler) => void) {
+async function telegramGateway(
+  onTestFinished: (fn: OnTestFinishedHandler) => void,
+  extraConfig: Record<string, unknown> = {},
+) {
   const { stateDir, workspaceDir } = scratch(onTestFinished);
   const llm = await startFakeLlm();
   onTestFinished(() => llm.close());
   const telegram = await startFakeTelegram();
   onTestFinished(() => telegram.close());
   const config = testConfig(llm.baseUrlFor("openai"), workspaceDir, {
+    ...extraConfig,
     channels: {
       telegram: {
         enabled: true,
@@ -67,58 +71,30 @@ async function telegramGateway(onTestFinished: (fn: OnTestFinishedHandler) => vo
   if (telegramConfig === undefined) throw new Error("no channels.telegram");
   const adapter = createTelegramChannel(telegramOptionsFromConfig(telegramConfig, { onError: () => {} }));
   const turns = turnWaiter();
+  const logs: string[] = [];
   const gateway = createAutoReplyGateway({
     config,
     stateDir,
     channels: [adapter],
     kernelOptions: { executorSettings: { transientRetryDelayMs: 1 } },
-    log: () => {},
+    log: (line) => logs.push(line),
     onTurnEnd: turns.onTurnEnd,
   });
   await gateway.start();
   onTestFinished(() => gateway.stop());
-  return { llm, telegram, turns };
+  return { llm, telegram, turns, logs, gateway, stateDir, telegramConfig };
 }
 
 describe("messages per reply, end to end", () => {
   it("Telegram: a 250 KB reply is at most 10 messages, the last one the whole reply as reply.md", async ({
     onTestFinished,
   }) => {
-    const { stateDir, workspaceDir } = scratch(onTestFinished);
-    const llm = await startFakeLlm();
-    onTestFinished(() => llm.close());
-    const telegram = await startFakeTelegram();
-    onTestFinished(() => telegram.close());
-    const config = testConfig(llm.baseUrlFor("openai"), workspaceDir, {
-      // the whole 250 KB through the turn (replyMaxChars' own cut is the turn-limits tests' concern)
-      agents: { defaults: { replyMaxChars: 300_000 } },
-      channels: {
-        telegram: {
-          enabled: true,
-          botToken: telegram.token,
-          apiBaseUrl: telegram.url,
-          pollTimeoutSeconds: 1,
-          dmPolicy: "open",
-          allowFrom: ["*"],
-        },
-      },
-    });
-    const telegramConfig = config.channels.telegram;
-    if (telegramConfig === undefined) throw new Error("no channels.telegram");
+    // the whole 250 KB through the turn (replyMaxChars' own cut is the next test's)
+    const { llm, telegram, turns, logs, gateway, stateDir, telegramConfig } = await telegramGateway(
+      onTestFinished,
+      { agents: { defaults: { replyMaxChars: 300_000 } } },
+    );
     expect(telegramConfig.maxMessagesPerReply).toBe(10);
-    const adapter = createTelegramChannel(telegramOptionsFromConfig(telegramConfig, { onError: () => {} }));
-    const logs: string[] = [];
-    const turns = turnWaiter();
-    const gateway = createAutoReplyGateway({
-      config,
-      stateDir,
-      channels: [adapter],
-      kernelOptions: { executorSettings: { transientRetryDelayMs: 1 } },
-      log: (line) => logs.push(line),
-      onTurnEnd: turns.onTurnEnd,
-    });
-    await gateway.start();
-    onTestFinished(() => gateway.stop());
 
     // 260 paragraphs: about 250 KB, streamed
     llm.enqueue(reply(PARAGRAPH, { repeat: 260, chunkSize: 4096 }));
