@@ -170,6 +170,47 @@ export async function holdLease(
   };
 }
 
+/** The columns of a `session_leases` row both stores keep. */
+export interface LeaseRowColumns {
+  readonly session_key: string;
+  readonly owner: string | null;
+  readonly token: number | string;
+  readonly expires_at: number | string;
+}
+
+/** A lease as the API returns it, from its row (`tookOver` only where the store can tell). */
+export function leaseFromRow(row: LeaseRowColumns, tookOver?: boolean): SessionLease {
+  return {
+    sessionKey: row.session_key,
+    owner: row.owner ?? "",
+    token: Number(row.token),
+    expiresAt: Number(row.expires_at),
+    ...(tookOver === undefined ? {} : { tookOver }),
+  };
+}
+
+/** What both stores' lease APIs share: `hold` over their own acquire, renew and release. */
+export abstract class RenewingLeases implements SessionLeasesApi {
+  abstract acquire(
+    sessionKey: string,
+    owner: string,
+    ttlMs: number,
+    options?: AcquireOptions,
+  ): Promise<SessionLease | undefined>;
+  abstract renew(lease: SessionLease, ttlMs: number): Promise<SessionLease>;
+  abstract release(lease: SessionLease): Promise<boolean>;
+  abstract current(sessionKey: string): Promise<SessionLease | undefined>;
+
+  hold(
+    sessionKey: string,
+    owner: string,
+    ttlMs: number,
+    options: AcquireOptions = {},
+  ): Promise<LeaseHold | undefined> {
+    return holdLease(this, sessionKey, owner, ttlMs, options);
+  }
+}
+
 /** The store's leasing side, or undefined for a store without leases. */
 export function leasingStoreOf(store: SessionStore): LeasingSessionStore | undefined {
   const candidate = store as Partial<LeasingSessionStore>;

@@ -16,9 +16,10 @@ import { type Kysely, sql } from "kysely";
 import {
   type AcquireOptions,
   checkLeaseTtl,
-  holdLease,
   type LeaseHold,
   LeaseLostError,
+  leaseFromRow,
+  RenewingLeases,
   type SessionLease,
   type SessionLeasesApi,
 } from "../leases.ts";
@@ -36,19 +37,11 @@ interface LeaseRow {
   expires_at: number;
 }
 
-function toLease(row: LeaseRow): SessionLease {
-  return {
-    sessionKey: row.session_key,
-    owner: row.owner ?? "",
-    token: Number(row.token),
-    expiresAt: Number(row.expires_at),
-  };
-}
-
-export class PostgresSessionLeases implements SessionLeasesApi {
+export class PostgresSessionLeases extends RenewingLeases {
   readonly #db: Kysely<unknown>;
 
   constructor(db: Kysely<unknown>) {
+    super();
     this.#db = db;
   }
 
@@ -71,7 +64,7 @@ export class PostgresSessionLeases implements SessionLeasesApi {
           WHERE l.expires_at <= ${DB_NOW}
         RETURNING session_key, owner, token, expires_at`.execute(this.#db);
       const row = rows[0];
-      if (row !== undefined) return toLease(row);
+      if (row !== undefined) return leaseFromRow(row);
       if (Date.now() >= deadline) return undefined;
       await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 25));
     }
@@ -87,7 +80,7 @@ export class PostgresSessionLeases implements SessionLeasesApi {
     if (row === undefined) {
       throw new LeaseLostError(lease, (await this.current(lease.sessionKey))?.token, "renewing the lease");
     }
-    return toLease(row);
+    return leaseFromRow(row);
   }
 
   async release(lease: SessionLease): Promise<boolean> {
@@ -97,22 +90,13 @@ export class PostgresSessionLeases implements SessionLeasesApi {
     return Number(result.numAffectedRows ?? 0n) === 1;
   }
 
-  hold(
-    sessionKey: string,
-    owner: string,
-    ttlMs: number,
-    options: AcquireOptions = {},
-  ): Promise<LeaseHold | undefined> {
-    return holdLease(this, sessionKey, owner, ttlMs, options);
-  }
-
   async current(sessionKey: string): Promise<SessionLease | undefined> {
     const { rows } = await sql<LeaseRow>`
       SELECT session_key, owner, token, expires_at FROM session_leases WHERE session_key = ${sessionKey}`.execute(
       this.#db,
     );
     const row = rows[0];
-    return row === undefined ? undefined : toLease(row);
+    return row === undefined ? undefined : leaseFromRow(row);
   }
 }
 

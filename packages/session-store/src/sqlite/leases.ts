@@ -15,11 +15,10 @@ import type Database from "better-sqlite3";
 import {
   type AcquireOptions,
   checkLeaseTtl,
-  holdLease,
-  type LeaseHold,
   LeaseLostError,
+  leaseFromRow,
+  RenewingLeases,
   type SessionLease,
-  type SessionLeasesApi,
 } from "../leases.ts";
 import { currentBootId, isOtherProcess, ownProcessStart, readProcessStart } from "../owner-process.ts";
 
@@ -32,16 +31,6 @@ interface LeaseRow {
   owner_pid: number | null;
   owner_start_time: number | null;
   owner_boot_id: string | null;
-}
-
-function toLease(row: LeaseRow, tookOver?: boolean): SessionLease {
-  return {
-    sessionKey: row.session_key,
-    owner: row.owner ?? "",
-    token: Number(row.token),
-    expiresAt: Number(row.expires_at),
-    ...(tookOver === undefined ? {} : { tookOver }),
-  };
 }
 
 /** True when the row's holder is provably no longer running: its process on this machine is gone or reused. */
@@ -81,7 +70,7 @@ export class SqliteLeaseFence {
   }
 }
 
-export class SqliteSessionLeases implements SessionLeasesApi {
+export class SqliteSessionLeases extends RenewingLeases {
   readonly #tryAcquire: (sessionKey: string, owner: string, ttlMs: number) => SessionLease | undefined;
   readonly #renew: Database.Statement<[number, number, string, number], LeaseRow>;
   readonly #release: Database.Statement<[number, string, number]>;
@@ -90,6 +79,7 @@ export class SqliteSessionLeases implements SessionLeasesApi {
 
   /** `onRelease`: told of each lease this API released (the store stops fencing its transcripts with it). */
   constructor(db: Database.Database, onRelease?: (lease: SessionLease) => void) {
+    super();
     this.#onRelease = onRelease;
     const select = db.prepare<[string], LeaseRow>("SELECT * FROM session_leases WHERE session_key = ?");
     const insert = db.prepare<unknown[], LeaseRow>(
@@ -109,13 +99,13 @@ export class SqliteSessionLeases implements SessionLeasesApi {
       const row = select.get(sessionKey);
       if (row === undefined) {
         const inserted = insert.get(sessionKey, owner, now + ttlMs, ...holder, now);
-        return inserted === undefined ? undefined : toLease(inserted, false);
+        return inserted === undefined ? undefined : leaseFromRow(inserted, false);
       }
       const released = row.owner === null;
       const free = released || Number(row.expires_at) <= now || leaseHolderGone(row);
       if (!free) return undefined;
       const taken = takeOver.get(owner, now + ttlMs, ...holder, now, sessionKey, row.token);
-      return taken === undefined ? undefined : toLease(taken, !released);
+      return taken === undefined ? undefined : leaseFromRow(taken, !released);
     }).immediate;
     this.#renew = db.prepare<[number, number, string, number], LeaseRow>(
       "UPDATE session_leases SET expires_at = ?, updated_at = ? WHERE session_key = ? AND token = ? RETURNING *",
@@ -148,7 +138,7 @@ export class SqliteSessionLeases implements SessionLeasesApi {
     if (row === undefined) {
       throw new LeaseLostError(lease, (await this.current(lease.sessionKey))?.token, "renewing the lease");
     }
-    return toLease(row);
+    return leaseFromRow(row);
   }
 
   async release(lease: SessionLease): Promise<boolean> {
@@ -157,17 +147,8 @@ export class SqliteSessionLeases implements SessionLeasesApi {
     return released;
   }
 
-  hold(
-    sessionKey: string,
-    owner: string,
-    ttlMs: number,
-    options: AcquireOptions = {},
-  ): Promise<LeaseHold | undefined> {
-    return holdLease(this, sessionKey, owner, ttlMs, options);
-  }
-
   async current(sessionKey: string): Promise<SessionLease | undefined> {
     const row = this.#select.get(sessionKey);
-    return row === undefined ? undefined : toLease(row);
+    return row === undefined ? undefined : leaseFromRow(row);
   }
 }
