@@ -23,6 +23,7 @@ import {
   PERIODIC_USAGE_LIMIT,
   TRANSIENT_NETWORK_CODES,
 } from "./error-patterns.ts";
+import { isImageDimensionErrorMessage } from "./error-predicates.ts";
 
 export const FAILOVER_REASONS = [
   "auth",
@@ -153,9 +154,6 @@ export function parseApiErrorInfo(raw: string | undefined): ApiErrorInfo | null 
 
 const lower = (raw: string | undefined): string => (raw ?? "").trim().toLowerCase();
 
-function isImageDimensionError(raw: string): boolean {
-  return /image dimensions exceed max allowed size/i.test(raw);
-}
 function isImageSizeError(raw: string): boolean {
   return /image exceeds[\s\S]*mb/i.test(raw);
 }
@@ -571,7 +569,7 @@ function classifyMessage(
   provider: string | undefined,
   errorType: string | undefined,
 ): Classification {
-  if (isImageDimensionError(raw) || isImageSizeError(raw)) return null;
+  if (isImageDimensionErrorMessage(raw) || isImageSizeError(raw)) return null;
   if (isUnsupportedImageInput(raw)) return "format";
   if (isClaudeCliAuthError(raw, provider)) return "auth";
   if (/\binvalid session transcript entry\b/i.test(raw)) return "format";
@@ -603,7 +601,7 @@ function classifyMessage(
   if (/^\s*an unknown error occurred\.?\s*$/i.test(raw)) return "timeout";
   if (isServerErrorMessage(raw)) return "timeout";
   if (isJsonApiInternalServerError(raw)) return "timeout";
-  if (!isImageDimensionError(raw) && isFormatMessage(raw)) return "format";
+  if (!isImageDimensionErrorMessage(raw) && isFormatMessage(raw)) return "format";
   if (lower(raw) === "unknown error (no error details in response)") return "no_error_details";
   if (isTimeoutMessage(raw)) return "timeout";
   if (matchesOverflowScope(raw, "assistant-error")) return "context_overflow";

@@ -53,6 +53,25 @@ export {
   parseApiErrorInfo,
 } from "./classify-error.ts";
 export {
+  isAuthErrorMessage,
+  isAuthPermanentErrorMessage,
+  isBillingErrorMessage,
+  isCloudCodeAssistFormatError,
+  isImageDimensionErrorMessage,
+  isOverloadedErrorMessage,
+  isRateLimitErrorMessage,
+  isTimeoutErrorMessage,
+} from "./error-predicates.ts";
+export {
+  deriveSessionKey,
+  GROUP_SURFACES,
+  type MessageSessionContext,
+  normalizeE164,
+  resolveGroupSessionKey,
+  resolveSessionKey,
+  type SessionScope,
+} from "./message-session-key.ts";
+export {
   type CatalogModel,
   type ContextTokensSource,
   DEFAULT_CUSTOM_MAX_TOKENS,
@@ -89,6 +108,11 @@ export {
   resolveModelRefFromString,
   splitTrailingAuthProfile,
 } from "./model-ref.ts";
+export {
+  DEFAULT_GROUP_HISTORY_LIMIT,
+  MAX_PROMPT_HISTORY_LIMIT,
+  resolvePromptHistoryLimit,
+} from "./prompt-history-limit.ts";
 export {
   type MissingCredential,
   missingCredentialMessage,
@@ -147,6 +171,7 @@ export {
   buildAgentMainSessionKey,
   buildAgentPeerSessionKey,
   buildCronSessionKey,
+  buildGroupHistoryKey,
   buildHookSessionKey,
   buildSubagentSessionKey,
   classifySessionKeyShape,
@@ -167,6 +192,7 @@ export {
   normalizeAgentId,
   normalizeMainKey,
   normalizeSessionKey,
+  normalizeSessionPeerId,
   type ParsedAgentSessionKey,
   type PeerKind,
   type PeerSessionKeyParams,

@@ -114,6 +114,17 @@ function peerIdCaseSpan(channel: string | undefined, peerKind: string | undefine
   return (c === "signal" && k === "group") || (c === "matrix" && (k === "channel" || k === "group"));
 }
 
+/** A peer id as keys store it: trimmed, lower-cased unless the channel's peer ids are case-sensitive (Signal groups, Matrix rooms). */
+export function normalizeSessionPeerId(params: {
+  readonly channel?: string | undefined;
+  readonly peerKind?: string | undefined;
+  readonly peerId?: string | undefined | null;
+}): string {
+  const peerId = (params.peerId ?? "").trim();
+  if (!peerId) return "";
+  return peerIdCaseSpan(params.channel, params.peerKind) ? peerId : peerId.toLowerCase();
+}
+
 // ---------------------------------------------------------------------------
 // Parsing and classification.
 
@@ -164,11 +175,11 @@ export function resolveAgentIdFromSessionKey(
   const parsed = parseAgentSessionKey(sessionKey);
   if (parsed) return normalizeAgentId(parsed.agentId);
   if (classifySessionKeyShape(sessionKey) === "malformed_agent") {
-    throw new Error(`malformed agent session key "${sessionKey ?? ""}": expected "agent:<agentId>:<rest>"`);
+    throw new Error("Malformed agent session key; refusing default-agent resolution.");
   }
   const fallback = configuredDefaultAgentId?.trim();
   if (fallback) return normalizeAgentId(fallback);
-  throw new Error(`session key "${sessionKey ?? ""}" names no agent and no default agent is configured`);
+  throw new Error("Session key does not contain an agent id; resolve it with the configured default agent.");
 }
 
 export function isCronSessionKey(sessionKey: string | undefined | null): boolean {
@@ -391,4 +402,24 @@ function requireSegment(what: string, value: string): string {
     throw new Error(`invalid ${what} "${value}": expected a non-empty value without ":"`);
   }
   return segment;
+}
+
+/**
+ * The key a group's unseen-message history is kept under:
+ * `<channel>:<accountId>:<peerKind>:<peerId>` (channel lower-cased, "unknown"
+ * when blank; account id normalised, "default" when blank; peer id as
+ * normalizeSessionPeerId keeps it, "unknown" when blank). It carries no agent:
+ * one group's history is shared by every agent that reads it.
+ */
+export function buildGroupHistoryKey(params: {
+  readonly channel?: string | undefined;
+  readonly accountId?: string | undefined | null;
+  readonly peerKind: PeerKind;
+  readonly peerId?: string | undefined | null;
+}): string {
+  const channel = lowerTrim(params.channel) || "unknown";
+  const accountId = normalizeAccountId(params.accountId);
+  const peerId =
+    normalizeSessionPeerId({ channel, peerKind: params.peerKind, peerId: params.peerId }) || "unknown";
+  return `${channel}:${accountId}:${params.peerKind}:${peerId}`;
 }
