@@ -123,6 +123,36 @@ export interface RunOwner {
 }
 
 /** A new owner for a store opened by this process: this host, pid and start, and a fresh token. */
+/**
+ * A runs API that makes its own writes and answers reads from another (the fenced views: each write checks a
+ * session lease first; reading needs no lease).
+ */
+export abstract class WritesOwnReadsFrom implements RunsApi {
+  readonly #reads: RunsApi;
+
+  protected constructor(reads: RunsApi) {
+    this.#reads = reads;
+  }
+
+  abstract start(input: StartRunInput): Promise<RunRecord>;
+  abstract update(runId: string, update: RunUpdate): Promise<RunRecord>;
+  abstract finish(runId: string, input: FinishRunInput): Promise<RunRecord>;
+  abstract appendEvents(runId: string, events: readonly RunEvent[]): Promise<void>;
+
+  get(runId: string): Promise<RunRecord | undefined> {
+    return this.#reads.get(runId);
+  }
+  listForSession(...args: Parameters<RunsApi["listForSession"]>): Promise<RunRecord[]> {
+    return this.#reads.listForSession(...args);
+  }
+  events(...args: Parameters<RunsApi["events"]>): Promise<RunEvent[]> {
+    return this.#reads.events(...args);
+  }
+  recoverInterrupted(now?: number): Promise<RunRecord[]> {
+    return this.#reads.recoverInterrupted(now);
+  }
+}
+
 export function newRunOwner(token: string): RunOwner {
   const start = ownProcessStart();
   return { host: hostname(), pid: process.pid, token, ...start };

@@ -24,6 +24,7 @@ import {
   registerRunOwner,
   type StartRunInput,
   unregisterRunOwner,
+  WritesOwnReadsFrom,
 } from "../runs.ts";
 import type { ControlPlaneDatabase } from "../schema.ts";
 import { KyselySessions, type SessionsApi } from "../sessions.ts";
@@ -345,16 +346,15 @@ function transcriptKey(agentId: string, sessionId: string): string {
  * Runs whose writes each open a transaction, check the lease there first (`assertFence`) and then do the
  * write through the same `KyselyRuns` code on that transaction. Reads go to the plain runs API.
  */
-class FencedRuns implements RunsApi {
+class FencedRuns extends WritesOwnReadsFrom {
   readonly #db: Kysely<ControlPlaneDatabase>;
   readonly #owner: RunOwner;
-  readonly #plain: RunsApi;
   readonly #lease: SessionLease;
 
   constructor(db: Kysely<ControlPlaneDatabase>, owner: RunOwner, plain: RunsApi, lease: SessionLease) {
+    super(plain);
     this.#db = db;
     this.#owner = owner;
-    this.#plain = plain;
     this.#lease = lease;
   }
 
@@ -376,18 +376,6 @@ class FencedRuns implements RunsApi {
   }
   appendEvents(runId: string, events: readonly RunEvent[]): Promise<void> {
     return this.#fenced(`appending events to run ${runId}`, (runs) => runs.appendEvents(runId, events));
-  }
-  get(runId: string): Promise<RunRecord | undefined> {
-    return this.#plain.get(runId);
-  }
-  listForSession(...args: Parameters<RunsApi["listForSession"]>): Promise<RunRecord[]> {
-    return this.#plain.listForSession(...args);
-  }
-  events(...args: Parameters<RunsApi["events"]>): Promise<RunEvent[]> {
-    return this.#plain.events(...args);
-  }
-  recoverInterrupted(now?: number): Promise<RunRecord[]> {
-    return this.#plain.recoverInterrupted(now);
   }
 }
 

@@ -20,6 +20,7 @@ import {
   type RunUpdate,
   type StartRunInput,
   toRunRecord,
+  WritesOwnReadsFrom,
 } from "../runs.ts";
 import type {
   QuarantinedRow,
@@ -62,11 +63,12 @@ function guardFor(db: Database.Database, fence: SqliteLeaseFence, lease: Session
   return make(lease, fence);
 }
 
-class FencedSqliteRuns implements RunsApi {
+class FencedSqliteRuns extends WritesOwnReadsFrom {
   readonly #runs: SqliteRuns;
   readonly #guard: Guarded;
 
   constructor(db: Database.Database, fence: SqliteLeaseFence, runs: SqliteRuns, lease: SessionLease) {
+    super(runs);
     this.#runs = runs;
     this.#guard = guardFor(db, fence, lease);
   }
@@ -92,31 +94,19 @@ class FencedSqliteRuns implements RunsApi {
     if (events.length === 0) return;
     this.#guard(`appending events to run ${runId}`, () => this.#runs.appendEventsNow(runId, events));
   }
-
-  get(runId: string): Promise<RunRecord | undefined> {
-    return this.#runs.get(runId);
-  }
-  listForSession(...args: Parameters<RunsApi["listForSession"]>): Promise<RunRecord[]> {
-    return this.#runs.listForSession(...args);
-  }
-  events(...args: Parameters<RunsApi["events"]>): Promise<RunEvent[]> {
-    return this.#runs.events(...args);
-  }
-  recoverInterrupted(now?: number): Promise<RunRecord[]> {
-    return this.#runs.recoverInterrupted(now);
-  }
 }
 
 /**
  * The store opened with `controlPlaneQueries: "kysely"` (a conformance-testing mode): each write checks the
  * lease first, in its own statement.
  */
-class CheckedRuns implements RunsApi {
+class CheckedRuns extends WritesOwnReadsFrom {
   readonly #fence: SqliteLeaseFence;
   readonly #runs: RunsApi;
   readonly #lease: SessionLease;
 
   constructor(fence: SqliteLeaseFence, runs: RunsApi, lease: SessionLease) {
+    super(runs);
     this.#fence = fence;
     this.#runs = runs;
     this.#lease = lease;
@@ -137,18 +127,6 @@ class CheckedRuns implements RunsApi {
   async appendEvents(runId: string, events: readonly RunEvent[]): Promise<void> {
     this.#fence.assert(this.#lease, `appending events to run ${runId}`);
     return this.#runs.appendEvents(runId, events);
-  }
-  get(runId: string): Promise<RunRecord | undefined> {
-    return this.#runs.get(runId);
-  }
-  listForSession(...args: Parameters<RunsApi["listForSession"]>): Promise<RunRecord[]> {
-    return this.#runs.listForSession(...args);
-  }
-  events(...args: Parameters<RunsApi["events"]>): Promise<RunEvent[]> {
-    return this.#runs.events(...args);
-  }
-  recoverInterrupted(now?: number): Promise<RunRecord[]> {
-    return this.#runs.recoverInterrupted(now);
   }
 }
 
