@@ -230,6 +230,22 @@ export function parseInlineDirectives(
   };
 }
 
+/**
+ * Removes directive tags for display, keeping code untouched: only the tags go,
+ * the whitespace around them stays and nothing is trimmed or normalised (the
+ * delivery variant below also removes the padding). OpenClaw's
+ * `stripInlineDirectiveTagsForDisplay`.
+ */
+export function stripInlineDirectiveTagsForDisplay(text: string): { text: string; changed: boolean } {
+  if (!text) return { text, changed: false };
+  const stripped = replaceOutsideCode(
+    replaceOutsideCode(text, AUDIO_TAG_RE, () => ""),
+    REPLY_TAG_RE,
+    () => "",
+  );
+  return { text: stripped, changed: stripped !== text };
+}
+
 /** Removes directive tags (and their padding) before delivery, keeping code untouched. */
 export function stripInlineDirectiveTagsForDelivery(
   text: string,

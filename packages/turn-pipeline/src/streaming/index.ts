@@ -20,6 +20,7 @@ export {
   parseInlineDirectives,
   sanitizeReplyDirectiveId,
   stripInlineDirectiveTagsForDelivery,
+  stripInlineDirectiveTagsForDisplay,
 } from "./directive-tags.ts";
 export { type MediaSegment, type SplitMediaResult, splitMediaFromOutput } from "./media-output.ts";
 export { isMessagingToolDuplicate, normalizeTextForComparison } from "./messaging-dedupe.ts";
