@@ -22,8 +22,18 @@ export interface TranscriptContext {
    * no compaction.
    */
   readonly entries: TranscriptEntry[];
-  /** The active branch before `entries`, root first, without bodies (read them with `getEntry`). */
+  /**
+   * The active branch before `entries`, root first, without bodies (read them with `getEntry`). A first read
+   * through the store's mark index (transcript-context-start.ts) reads it on first use of its arrays: only
+   * something that walks the whole branch pays for the history's shape.
+   */
   readonly omitted: OmittedBranch;
+  /**
+   * The latest compaction, model change or thinking-level change on the branch before `entries`, when the
+   * store knows it without reading `omitted`: the entry, null for none, undefined when it cannot tell (or
+   * the type is another one, or the field is absent) — then look through `omitted`.
+   */
+  readonly latestBefore?: (type: string) => TranscriptEntry | null | undefined;
 }
 
 /** Entries of a branch known by id, parent and type only, root first (parallel arrays). */
@@ -67,6 +77,44 @@ export function readContext(
       ids: before.map((at) => session.ids[at] ?? ""),
       parentIds: before.map((at) => session.parentIds[at] ?? null),
       types: before.map((at) => session.types[at] ?? ""),
+    },
+  };
+}
+
+/** The branch ending at `leafId` (root first) by id, parent and type: what a context start omits. */
+export function branchShape(shape: Shape, leafId: string | null): OmittedBranch {
+  const session = shape.session;
+  const ids: string[] = [];
+  const parentIds: (string | null)[] = [];
+  const types: string[] = [];
+  let wanted = leafId;
+  while (wanted !== null) {
+    const position = session.positionById.get(wanted);
+    if (position === undefined) break;
+    ids.push(wanted);
+    wanted = session.parentIds[position] ?? null;
+    parentIds.push(wanted);
+    types.push(session.types[position] ?? "");
+  }
+  return { ids: ids.reverse(), parentIds: parentIds.reverse(), types: types.reverse() };
+}
+
+/** An `OmittedBranch` whose arrays `load` makes on first use (once). */
+export function omittedOnDemand(load: () => OmittedBranch): OmittedBranch {
+  let loaded: OmittedBranch | undefined;
+  const get = (): OmittedBranch => {
+    loaded ??= load();
+    return loaded;
+  };
+  return {
+    get ids() {
+      return get().ids;
+    },
+    get parentIds() {
+      return get().parentIds;
+    },
+    get types() {
+      return get().types;
     },
   };
 }

@@ -8,7 +8,8 @@ import { TranscriptConflictError } from "./errors.ts";
 import { type JournalMarker, linePrefixFor } from "./sqlite/append-journal.ts";
 import { toStorageFailure } from "./storage-errors.ts";
 import { transcriptCache } from "./transcript-cache.ts";
-import { readContext, type TranscriptContext } from "./transcript-context.ts";
+import { branchShape, omittedOnDemand, readContext, type TranscriptContext } from "./transcript-context.ts";
+import { countWithoutShape, readContextFromStart, recordContextFacts } from "./transcript-context-start.ts";
 import { listQuarantined } from "./transcript-quarantine.ts";
 import { leafOf, ownAppendsTarget, recordOwnAppend, SessionReads, type Shape } from "./transcript-reads.ts";
 import { parseHeader, type TranscriptStatements } from "./transcript-statements.ts";
@@ -83,6 +84,30 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     } catch (error) {
       throw this.#failure(error);
     }
+    if (entry.type === "compaction") this.#noteContextStart(entry);
+  }
+
+  /**
+   * After a compaction is appended: records what a first read from its kept entry needs from the history
+   * (transcript-context-start.ts), from this process's read cache when it holds the whole branch there;
+   * otherwise the first read that reads the history records it. Best effort, and a fact that never changes:
+   * it needs no transaction with the append.
+   */
+  #noteContextStart(compaction: TranscriptEntry): void {
+    const keptId = compaction.firstKeptEntryId;
+    if (typeof keptId !== "string" || transcriptCache.find(this.#cacheKey)?.loaded !== true) return;
+    // The kept entry may still be in the append journal: folded now (quietly: a failure or a refusal stays
+    // for the next call to report), so the cache holds it. A compaction is rare; its turn is a long one.
+    if (transcriptCache.find(this.#cacheKey)?.positionById.has(keptId) !== true) this.#statements.foldBurst();
+    const session = transcriptCache.find(this.#cacheKey);
+    const position = session?.positionById.get(keptId);
+    if (session === undefined || position === undefined) return;
+    recordContextFacts(
+      this.#statements.db,
+      this.sessionId,
+      keptId,
+      branchShape({ session, bodies: [] }, session.parentIds[position] ?? null),
+    );
   }
 
   #append(entry: TranscriptEntry): void {
@@ -153,6 +178,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     } catch (error) {
       throw this.#failure(error);
     }
+    for (const entry of entries) if (entry.type === "compaction") this.#noteContextStart(entry);
   }
 
   #appendManyEntries(entries: readonly TranscriptEntry[]): void {
@@ -188,11 +214,14 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   appendAtLeaf(draft: TranscriptEntryDraft): TranscriptEntry {
+    let appended: TranscriptEntry;
     try {
-      return this.#appendDraftAtLeaf(draft);
+      appended = this.#appendDraftAtLeaf(draft);
     } catch (error) {
       throw this.#failure(error);
     }
+    if (appended.type === "compaction") this.#noteContextStart(appended);
+    return appended;
   }
 
   #appendDraftAtLeaf(draft: TranscriptEntryDraft): TranscriptEntry {
@@ -315,10 +344,36 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     return this.#reads.entriesAt(shape, cut < 0 ? positions : positions.slice(0, cut), "cut");
   }
 
-  /** The active branch split where the model context starts (transcript-context.ts). */
+  /**
+   * The active branch split where the model context starts (transcript-context.ts). A session not in this
+   * process's read cache is read from the latest compaction's kept entry on (transcript-context-start.ts),
+   * its history's shape read only when something uses `omitted`.
+   */
   readContext(): TranscriptContext | undefined {
     try {
       this.#statements.fold(this.#cacheKey);
+      if (transcriptCache.find(this.#cacheKey)?.loaded !== true) {
+        const fromStart = readContextFromStart(this.#statements, this.sessionId);
+        if (fromStart !== undefined) {
+          const historyEnd = fromStart.entries[0]?.parentId ?? null;
+          return {
+            leafId: fromStart.leafId,
+            entries: fromStart.entries,
+            // The start's ancestors never change (entries are never deleted or re-parented): read later, the
+            // same as now.
+            omitted: omittedOnDemand(() => {
+              this.#statements.fold(this.#cacheKey);
+              const omitted = branchShape(this.#reads.shape(), historyEnd);
+              // What the next first read needs from this history, kept so it need not read it again.
+              const startId = fromStart.entries[0]?.id;
+              if (startId !== undefined)
+                recordContextFacts(this.#statements.db, this.sessionId, startId, omitted);
+              return omitted;
+            }),
+            latestBefore: fromStart.latestBefore,
+          };
+        }
+      }
       const row = this.#statements.selectLeaf.get(this.sessionId);
       const shape = this.#reads.shape();
       return readContext(
@@ -376,6 +431,12 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 
   #count(): number {
     this.#statements.fold(this.#cacheKey);
+    // A session not in the read cache: counted by SQLite (an index-only count) rather than by reading its
+    // shape, when it has no rows set aside (those are not counted; the shape knows them).
+    if (transcriptCache.find(this.#cacheKey)?.loaded !== true) {
+      const counted = countWithoutShape(this.#statements, this.sessionId);
+      if (counted !== undefined) return counted;
+    }
     const session = this.#reads.shape().session;
     return session.seqs.length - session.quarantined.size;
   }
