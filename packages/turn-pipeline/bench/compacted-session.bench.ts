@@ -5,7 +5,10 @@
 // (`SessionManager.open`) and building the model context, against the kernel opening the pi binding over
 // the SQLite store with nothing of the session cached in this process (the read cache cleared before each
 // iteration, as in a process that just started) and building the same context; a 400-entry session read by
-// pi as a reference. Target: the kernel ≥ 10× faster than pi on the 10k-entry session.
+// pi as a reference. Target: the kernel ≥ 10× faster than pi on the 10k-entry session. The store's record of
+// the settings before the context start (session-store's transcript-context-start.ts) is made by the setup's
+// first turn here, as a compaction's append makes it in a running gateway; every timed read is then a read
+// of the compaction's tail only.
 //
 // Second suite, a warm text turn (`executeTurn`, faux provider, SQLite, warm binding and AgentSession as a
 // gateway keeps them) on the compacted 10k-entry session against the same turn on a 400-entry session with

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import {
   clearTranscriptCache,
   openSessionStore,
+  readTranscriptContext,
   type SqliteSessionStore,
   type Transcript,
   type TranscriptEntry,
@@ -12,7 +13,7 @@ import type { AssistantMessage, UserMessage } from "@earendil-works/pi-ai";
 import { type FileEntry, type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { holdsContextOnly, latestOnBranch } from "./lazy-history.ts";
+import { holdsContextOnly, latestOnBranch, lazyHistoryManager } from "./lazy-history.ts";
 import { bindPiSessionManager, newTranscriptHeader, type PiSessionBinding } from "./pi-session-manager.ts";
 
 const AGENT = "main";
@@ -241,5 +242,56 @@ describe("a manager holding the context only (lazy-history.ts)", () => {
     expect(compacted.getLeafId()).toBe(early);
     manager.appendMessage(user("a new branch"));
     expect(answers(manager)).toEqual(answers(reference(compacted)));
+  });
+
+  it("a first read in a fresh process reads no history once the store knows the settings before the start", () => {
+    const steps: Step[] = [{ kind: "thinking", n: 2 }];
+    for (let n = 0; n < 100; n++) steps.push({ kind: "user", n: 0 }, { kind: "assistant", n: 1 });
+    const writer = reference(storedSession(steps));
+    writer.appendCompaction("summary", writer.getBranch().at(-20)?.id ?? "", 1000);
+    writer.appendMessage(user("after the compaction"));
+    const compacted = storedSession([]);
+    compacted.appendMany(writer.getEntries() as unknown as TranscriptEntry[]);
+    clearTranscriptCache();
+    // The batch was stored with nothing cached: the first open reads the history once and the store keeps
+    // what it found (the settings before the context start).
+    expect(bind(compacted).storedThinkingLevel).toBe("medium");
+
+    clearTranscriptCache();
+    const context = readTranscriptContext(compacted);
+    if (context === undefined) throw new Error("no context read");
+    const untouchable = (): never => {
+      throw new Error("the history was read");
+    };
+    const noHistory = {
+      ...context,
+      omitted: {
+        get ids() {
+          return untouchable();
+        },
+        get parentIds() {
+          return untouchable();
+        },
+        get types() {
+          return untouchable();
+        },
+      },
+    };
+    const manager = lazyHistoryManager(
+      CWD,
+      compacted.getHeader() as unknown as FileEntry,
+      compacted,
+      noHistory,
+    );
+    const whole = reference(compacted);
+    expect(manager.buildSessionContext()).toEqual(whole.buildSessionContext());
+    expect(latestOnBranch(manager, "thinking_level_change")?.id).toBe(
+      latestOnBranch(whole, "thinking_level_change")?.id,
+    );
+    expect(latestOnBranch(manager, "model_change")).toBeUndefined();
+    manager.appendMessage(user("a new turn"));
+    whole.appendMessage(user("a new turn"));
+    expect(manager.buildSessionContext().messages).toHaveLength(whole.buildSessionContext().messages.length);
+    expect(() => manager.getBranch()).toThrow("the history was read");
   });
 });

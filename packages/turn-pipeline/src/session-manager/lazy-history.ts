@@ -45,6 +45,8 @@ interface LazyState {
    * entries from before the first one's start, which then join the tail (`widen`).
    */
   omittedCount: number;
+  /** The latest mark entry before the context start, when the store knows it (`TranscriptContext`). */
+  readonly latestBefore: TranscriptContext["latestBefore"];
   /** The omitted entries as read-only views, root first (made by the first `getBranch` that reaches them). */
   readonly views: () => SessionEntry[];
   /** Omitted entries whose body was read, by index. */
@@ -88,10 +90,20 @@ export function lazyHistoryManager(
   };
   let views: SessionEntry[] | undefined;
 
+  // The omitted part's length is read on first use: a context read from the store's mark index reads the
+  // history's shape only when something needs it (see session-store's `TranscriptContext.omitted`).
+  let omittedCount: number | undefined;
   const state: LazyState = {
     full: false,
     omitted,
-    omittedCount: omitted.ids.length,
+    get omittedCount() {
+      omittedCount ??= omitted.ids.length;
+      return omittedCount;
+    },
+    set omittedCount(count: number) {
+      omittedCount = count;
+    },
+    latestBefore: context.latestBefore,
     settings: undefined,
     views: () => {
       views ??= omitted.ids.map((id, index) =>
@@ -153,6 +165,10 @@ export function latestOnBranch(
     const entry = pi.fileEntries[index] as SessionEntry | undefined;
     if (entry?.type === type && matches(entry)) return entry;
   }
+  const known = state.latestBefore?.(type);
+  if (known === null) return undefined;
+  if (known !== undefined && matches(known as unknown as SessionEntry))
+    return known as unknown as SessionEntry;
   const types = state.omitted.types;
   for (let index = state.omittedCount - 1; index >= 0; index--) {
     if (types[index] !== type) continue;
@@ -164,9 +180,9 @@ export function latestOnBranch(
 
 function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals, state: LazyState): void {
   const proto = SessionManager.prototype;
-  const omittedIds = state.omitted.ids;
+  // Read on use: the omitted part's arrays may be read from the store on first use (see lazyHistoryManager).
   const indexOfOmitted = (id: string): number =>
-    state.omittedCount === 0 ? -1 : omittedIds.lastIndexOf(id, state.omittedCount - 1);
+    state.omittedCount === 0 ? -1 : state.omitted.ids.lastIndexOf(id, state.omittedCount - 1);
   // The tail as pi holds it: the header, then the branch from the context start, appends pushed after.
   const tailEntries = (): SessionEntry[] => pi.fileEntries.slice(1) as SessionEntry[];
   let tailIndex = new Map<string, SessionEntry>();
@@ -180,7 +196,8 @@ function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals
     for (let index = entries.length - 1; index >= checkedUpTo; index--) {
       const entry = entries[index] as SessionEntry;
       if (entry.type !== "compaction") continue;
-      const from = indexOfOmitted(entry.firstKeptEntryId);
+      // A kept entry pi holds is not omitted (the tail's own latest compaction keeps the tail's start).
+      const from = pi.byId.has(entry.firstKeptEntryId) ? -1 : indexOfOmitted(entry.firstKeptEntryId);
       if (from >= 0) {
         const joining: SessionEntry[] = [];
         for (let at = from; at < state.omittedCount; at++) joining.push(state.read(at));
@@ -246,7 +263,8 @@ function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals
       state.loadAll();
       return proto.getBranch.call(sessionManager, fromId);
     }
-    const lastOmitted = state.omittedCount > 0 ? omittedIds[state.omittedCount - 1] : undefined;
+    // The last omitted entry is the tail's first entry's parent (null: nothing omitted).
+    const lastOmitted = (pi.fileEntries[1] as SessionEntry | undefined)?.parentId ?? undefined;
     const path: SessionEntry[] = [];
     let current: SessionEntry | undefined = at;
     while (current !== undefined) {
@@ -259,8 +277,9 @@ function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals
     return path.reverse();
   };
 
-  const settingsOfOmitted = () => {
-    state.settings ??= omittedSettings(state);
+  // Computed once per tail: what the tail records only grows (a leaf move loads the whole tree first).
+  const settingsOfOmitted = (needs: { thinking: boolean; model: boolean }) => {
+    state.settings ??= omittedSettings(state, needs);
     return state.settings;
   };
   sessionManager.buildSessionProjection = (): SessionProjection => {
@@ -278,7 +297,7 @@ function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals
       if (thinking && model) break;
     }
     if (thinking && model) return projection;
-    const before = settingsOfOmitted();
+    const before = settingsOfOmitted({ thinking: !thinking, model: !model });
     return {
       ...projection,
       thinkingLevel: thinking ? projection.thinkingLevel : (before.thinkingLevel ?? projection.thinkingLevel),
@@ -293,15 +312,28 @@ function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals
 }
 
 /** The thinking level and model the omitted part of the branch records last (pi's path rules). */
-function omittedSettings(state: LazyState): NonNullable<LazyState["settings"]> {
-  const types = state.omitted.types.slice(0, state.omittedCount);
+function omittedSettings(
+  state: LazyState,
+  needs: { readonly thinking: boolean; readonly model: boolean },
+): NonNullable<LazyState["settings"]> {
   let thinkingLevel: string | undefined;
-  const thinkingAt = types.lastIndexOf("thinking_level_change");
-  if (thinkingAt >= 0) {
-    const entry = state.read(thinkingAt);
-    if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
+  if (needs.thinking) {
+    const known = state.latestBefore?.("thinking_level_change");
+    if (known !== undefined) {
+      if (known?.type === "thinking_level_change") thinkingLevel = known.thinkingLevel as string;
+    } else {
+      const count = state.omittedCount;
+      const thinkingAt =
+        count === 0 ? -1 : state.omitted.types.lastIndexOf("thinking_level_change", count - 1);
+      if (thinkingAt >= 0) {
+        const entry = state.read(thinkingAt);
+        if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
+      }
+    }
   }
   let model: SessionProjection["model"] | undefined;
+  // An assistant message also sets the model (pi's path rule), and the store does not index those.
+  const types = needs.model ? state.omitted.types.slice(0, state.omittedCount) : [];
   for (let index = types.length - 1; index >= 0 && model === undefined; index--) {
     const type = types[index];
     if (type !== "model_change" && type !== "message") continue;
