@@ -6,7 +6,10 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { agentDatabasePath } from "./state-dir.ts";
+import { StorageFailure } from "./storage-errors.ts";
 import { openSessionStore, type SqliteSessionStore } from "./store.ts";
 import { clearTranscriptCache } from "./transcript-cache.ts";
 import { readTranscriptContext, type TranscriptContext } from "./transcript-context.ts";
@@ -215,4 +218,25 @@ describe("reading a compacted session from where its context starts", () => {
     ]);
     expect(plain(context)).toEqual(plain(fullRead(transcript)));
   }, 60_000);
+
+  it("leaves a damaged row in the tail to the full read: set aside and reported, then read by the full path", async () => {
+    const { dir, store } = await newStore();
+    const transcript = store.openTranscript("main", "s", { header: header("s") });
+    transcript.appendMany([...chain(40), compaction("c1", "e39", "e30"), entry("t1", "c1")]);
+    const db = new Database(agentDatabasePath(dir, "main"));
+    try {
+      db.prepare(
+        "UPDATE transcript_entries SET body = 'not json' WHERE session_id = 's' AND id = 'e35'",
+      ).run();
+    } finally {
+      db.close();
+    }
+    clearTranscriptCache();
+    expect(() => readTranscriptContext(transcript)).toThrow(StorageFailure);
+    // Set aside (the leaf moved to its last good ancestor): the session's reads now take the full path.
+    const after = coldRead(transcript);
+    expect(after?.latestBefore).toBeUndefined();
+    expect(after?.leafId).toBe("e34");
+    expect(after?.entries.map((e) => e.id)).not.toContain("e35");
+  });
 });

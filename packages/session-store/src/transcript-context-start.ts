@@ -125,15 +125,47 @@ export function countWithoutShape(statements: TranscriptStatements, sessionId: s
   return statements.selectSpan.get(sessionId)?.[2] ?? 0;
 }
 
+/**
+ * A statement over a table made on first use (`transcript_quarantine`, the facts table), prepared once the table
+ * exists (tables are never dropped); undefined while it does not. Prepared per database, once: a first read
+ * runs these every time, and preparing costs more than running them.
+ */
+function onTableIfExists<Row>(
+  db: Database,
+  table: string,
+  sql: string,
+): Statement<[string, ...string[]], Row> | undefined {
+  let byTable = tableStatements.get(db);
+  if (byTable === undefined) {
+    byTable = new Map();
+    tableStatements.set(db, byTable);
+  }
+  const key = `${table}\u0000${sql}`;
+  const known = byTable.get(key);
+  if (known !== undefined) return known as Statement<[string, ...string[]], Row>;
+  let exists = tableExists.get(db);
+  if (exists === undefined) {
+    exists = db
+      .prepare<[string], number>("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+      .pluck();
+    tableExists.set(db, exists);
+  }
+  if (exists.get(table) === undefined) return undefined;
+  const statement = db.prepare<[string, ...string[]], Row>(sql);
+  byTable.set(key, statement as Statement<[string, ...string[]], unknown>);
+  return statement;
+}
+
+const tableExists = new WeakMap<Database, Statement<[string], number>>();
+const tableStatements = new WeakMap<Database, Map<string, Statement<[string, ...string[]], unknown>>>();
+
 function hasDamagedRows(db: Database, sessionId: string): boolean {
-  if (
-    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(QUARANTINE_TABLE) ===
-    undefined
-  )
-    return false;
-  return (
-    db.prepare(`SELECT 1 FROM ${QUARANTINE_TABLE} WHERE session_id = ? LIMIT 1`).get(sessionId) !== undefined
+  const damaged = onTableIfExists<unknown>(
+    db,
+    QUARANTINE_TABLE,
+    `SELECT 1 FROM ${QUARANTINE_TABLE} WHERE session_id = ? LIMIT 1`,
   );
+  return damaged?.get(sessionId) !== undefined;
 }
 
 function readFromStart(
@@ -210,17 +242,12 @@ function readFromStart(
  */
 function readFacts(db: Database, sessionId: string, startId: string): Map<string, string | null> {
   const facts = new Map<string, string | null>();
-  if (
-    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(FACTS_TABLE) === undefined
-  )
-    return facts;
-  const rows = db
-    .prepare<[string, string], [string, string | null]>(
-      `SELECT type, entry_id FROM ${FACTS_TABLE} WHERE session_id = ? AND start_id = ?`,
-    )
-    .raw()
-    .all(sessionId, startId);
-  for (const [type, entryId] of rows) facts.set(type, entryId);
+  const select = onTableIfExists<{ type: string; entry_id: string | null }>(
+    db,
+    FACTS_TABLE,
+    `SELECT type, entry_id FROM ${FACTS_TABLE} WHERE session_id = ? AND start_id = ?`,
+  );
+  for (const row of select?.all(sessionId, startId) ?? []) facts.set(row.type, row.entry_id);
   return facts;
 }
 
