@@ -4,6 +4,7 @@
 export { type ChildExit, compileCacheEnv, type LineChild, startLineChild } from "./support/child-process.ts";
 export { clearErrorOrResult } from "./support/expect-clear.ts";
 export { randomInt, runSeed, seededRandom } from "./support/random.ts";
+export { fillLeaving, makeReadOnly, mountSmallDisk, withDatabase } from "./support/storage-faults.ts";
 export { countUserMessages, treeProblems, userMessages } from "./support/transcript-checks.ts";
 export {
   crashTrialStep,
