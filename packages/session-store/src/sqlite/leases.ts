@@ -20,7 +20,8 @@ import {
   RenewingLeases,
   type SessionLease,
 } from "../leases.ts";
-import { currentBootId, isOtherProcess, ownProcessStart, readProcessStart } from "../owner-process.ts";
+import { ownProcessStart } from "../owner-process.ts";
+import { isRunOwnerAlive } from "../runs.ts";
 
 interface LeaseRow {
   session_key: string;
@@ -36,20 +37,17 @@ interface LeaseRow {
 /** True when the row's holder is provably no longer running: its process on this machine is gone or reused. */
 export function leaseHolderGone(row: LeaseRow): boolean {
   if (row.owner === null || row.owner_pid === null || row.owner_host === null) return false;
-  // Another machine's process cannot be probed (a state dir on a shared disk): its TTL decides.
-  if (row.owner_host !== hostname()) return false;
-  if (row.owner_pid === process.pid) return false;
-  try {
-    process.kill(row.owner_pid, 0);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EPERM") return true;
-  }
-  const recorded = {
+  // This process's own leases (another store or kernel of it) end by release or TTL, never by a probe.
+  if (row.owner_host === hostname() && row.owner_pid === process.pid) return false;
+  // The runs' owner rule: another machine's process cannot be probed (its TTL decides); here, a free pid or
+  // one now held by a process that started at another time or in another boot is gone.
+  return !isRunOwnerAlive({
+    host: row.owner_host,
+    pid: row.owner_pid,
+    token: "",
     ...(row.owner_start_time === null ? {} : { startTime: Number(row.owner_start_time) }),
     ...(row.owner_boot_id === null ? {} : { bootId: row.owner_boot_id }),
-  };
-  return isOtherProcess(recorded, readProcessStart(row.owner_pid), currentBootId());
+  });
 }
 
 /** The fencing check, run inside a write transaction of the control-plane connection. */
