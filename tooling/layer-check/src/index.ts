@@ -15,6 +15,7 @@ export {
 } from "./layer-check.ts";
 export {
   APP_LAYER,
+  appLayerEntryFor,
   type LayerEntry,
   layerEntryFor,
   matchesPattern,
@@ -25,5 +26,8 @@ export {
   restrictionFor,
   shortName,
   TOOLING_ALLOWED_IN_TESTS,
+  UMBRELLA_APP_NAME,
+  UMBRELLA_COMPOSES,
+  UMBRELLA_LAYER,
   WORKSPACE_SCOPE,
 } from "./layers.ts";

@@ -58,6 +58,14 @@ describe("fixture workspaces", () => {
     ]);
   });
 
+  test("only the umbrella (apps/agent-kernel, @agent-kernel/cli) may depend on other apps", () => {
+    // The umbrella declares and imports agent and cron: allowed. cron doing the same with agent is not.
+    expect(checkWorkspace(fixture("umbrella")).map((violation) => violation.message)).toEqual([
+      'apps/cron/package.json:6 declares "@agent-kernel/agent" in dependencies: cron (layer 5) may depend only on: kernel, channels-core, channels-*, config',
+      'apps/cron/src/index.ts:1 imports "@agent-kernel/agent": cron (layer 5) may depend only on: kernel, channels-core, channels-*, config',
+    ]);
+  });
+
   test("tool-policy importing session-store (same layer) is a sideways violation", () => {
     const violations = checkWorkspace(fixture("sideways-import"));
     expect(violations.map((violation) => violation.message)).toEqual([

@@ -9,7 +9,7 @@ import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } 
 import { fileURLToPath } from "node:url";
 import { findImports } from "./import-scanner.ts";
 import {
-  APP_LAYER,
+  appLayerEntryFor,
   type LayerEntry,
   layerEntryFor,
   mayDependOn,
@@ -153,7 +153,7 @@ function readWorkspacePackage(rootDir: string, group: PackageGroup, dir: string)
 
 function roleOf(pkg: WorkspacePackage): PackageRole {
   if (pkg.group === "tooling") return { kind: "tooling" };
-  const entry = pkg.group === "apps" ? APP_LAYER : layerEntryFor(pkg.name);
+  const entry = pkg.group === "apps" ? appLayerEntryFor(pkg.name) : layerEntryFor(pkg.name);
   if (entry === undefined) return { kind: "unknown" };
   return { kind: "layered", entry, label: `${shortName(pkg.name)} (layer ${entry.layer})` };
 }

@@ -1,7 +1,16 @@
 // Tests of the layer table's lookups: exact names before patterns, and the
 // table keeping dependencies pointing down. Does not own checking a workspace.
 import { describe, expect, test } from "vitest";
-import { APP_LAYER, layerEntryFor, mayDependOn, PACKAGE_LAYERS, restrictionFor } from "./layers.ts";
+import {
+  APP_LAYER,
+  appLayerEntryFor,
+  layerEntryFor,
+  mayDependOn,
+  PACKAGE_LAYERS,
+  restrictionFor,
+  UMBRELLA_APP_NAME,
+  UMBRELLA_LAYER,
+} from "./layers.ts";
 
 describe("layer table", () => {
   test("channels-core is layer 3 and other channels-* adapters layer 4", () => {
@@ -32,6 +41,20 @@ describe("layer table", () => {
     expect(mayDependOn(APP_LAYER, "@agent-kernel/channels-telegram")).toBe(true);
     expect(mayDependOn(APP_LAYER, "@agent-kernel/kernel")).toBe(true);
     expect(mayDependOn(APP_LAYER, "@agent-kernel/turn-pipeline")).toBe(false);
+  });
+
+  test("the umbrella sits above the apps and may use them; no other app may, and none may use the umbrella", () => {
+    expect(appLayerEntryFor(UMBRELLA_APP_NAME)).toBe(UMBRELLA_LAYER);
+    expect(appLayerEntryFor("@agent-kernel/cron")).toBe(APP_LAYER);
+    expect(UMBRELLA_LAYER.layer).toBeGreaterThan(APP_LAYER.layer);
+    for (const app of ["agent", "auto-reply", "cron", "followup", "gateway", "hybrid-planner"]) {
+      expect(mayDependOn(UMBRELLA_LAYER, `@agent-kernel/${app}`), app).toBe(true);
+      expect(mayDependOn(APP_LAYER, `@agent-kernel/${app}`), app).toBe(false);
+    }
+    expect(mayDependOn(APP_LAYER, UMBRELLA_APP_NAME)).toBe(false);
+    // Still above the kernel, never beside its internals.
+    expect(mayDependOn(UMBRELLA_LAYER, "@agent-kernel/kernel")).toBe(true);
+    expect(mayDependOn(UMBRELLA_LAYER, "@agent-kernel/session-store")).toBe(false);
   });
 
   test("the pi SDK is restricted by scope", () => {

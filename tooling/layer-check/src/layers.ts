@@ -55,6 +55,37 @@ export const APP_LAYER: LayerEntry = {
   mayDependOn: [KERNEL, CHANNELS_CORE, CHANNEL_ADAPTERS, CONFIG],
 };
 
+/** The umbrella command's package: the one package under apps/ that may depend on the other apps. */
+export const UMBRELLA_APP_NAME = "@agent-kernel/cli";
+
+/**
+ * The apps the umbrella composes, by name. Listed, not a pattern: adding an app to `agent-kernel` is a
+ * change to the architecture, made here on purpose.
+ */
+export const UMBRELLA_COMPOSES: readonly string[] = [
+  "@agent-kernel/agent",
+  "@agent-kernel/auto-reply",
+  "@agent-kernel/cron",
+  "@agent-kernel/followup",
+  "@agent-kernel/gateway",
+  "@agent-kernel/hybrid-planner",
+];
+
+/**
+ * The `agent-kernel` command (apps/agent-kernel): one layer above the apps, it only dispatches to their
+ * exported command lines. Everything an app may use, plus the apps themselves; no app may depend on it or
+ * on another app.
+ */
+export const UMBRELLA_LAYER: LayerEntry = {
+  layer: APP_LAYER.layer + 1,
+  mayDependOn: [...APP_LAYER.mayDependOn, ...UMBRELLA_COMPOSES],
+};
+
+/** The entry for a package under apps/: the umbrella's for the umbrella, every other app's otherwise. */
+export function appLayerEntryFor(packageName: string): LayerEntry {
+  return packageName === UMBRELLA_APP_NAME ? UMBRELLA_LAYER : APP_LAYER;
+}
+
 export type RestrictedThirdParty = {
   readonly pattern: string;
   readonly label: string;
