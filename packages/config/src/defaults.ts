@@ -20,6 +20,8 @@ export const AGENT_DEFAULTS = {
   typingIntervalSeconds: 6,
   skipBootstrap: false,
   bootstrapMaxChars: 20_000,
+  /** All bootstrap files together (OpenClaw's DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS); USER.md alone gets at most 4000. */
+  bootstrapTotalMaxChars: 60_000,
   subagents: { maxSpawnDepth: 5, maxConcurrent: 8 },
   sandbox: {
     mode: "off",
@@ -51,6 +53,15 @@ export const AGENT_DEFAULTS = {
   streamMaxSeconds: 1800,
   /** Characters one model response may stream (text, thinking and tool-call arguments); past it the reply is cut. */
   replyMaxChars: 200_000,
+} as const;
+
+/** `skills` defaults: OpenClaw 2026.9.6's discovery and prompt limits. */
+export const SKILLS_DEFAULTS = {
+  maxSkillsInPrompt: 150,
+  maxSkillsPromptChars: 18_000,
+  maxSkillFileBytes: 256_000,
+  maxCandidatesPerRoot: 300,
+  maxSkillsLoadedPerSource: 200,
 } as const;
 
 /** `tools` defaults. */

@@ -14,6 +14,7 @@ export {
   defaultMaxConcurrent,
   QUEUE_DEFAULTS,
   SESSION_DEFAULTS,
+  SKILLS_DEFAULTS,
   STORE_DEFAULTS,
   TOOLS_DEFAULTS,
   WEBCHAT_DEFAULTS,
@@ -63,6 +64,7 @@ export {
 export type { AgentDefaults, AgentEntry } from "./schema-agents.ts";
 export { type Binding, type ChannelConfig, KNOWN_CHANNELS } from "./schema-channels.ts";
 export { AGENT_ID_PATTERN, THINKING_LEVELS } from "./schema-primitives.ts";
+export type { SkillsConfig } from "./schema-skills.ts";
 export { type AgentToolsConfig, TOOL_PROFILES, type ToolsConfig } from "./schema-tools.ts";
 export { isCredentialKey, redactSecretText } from "./secrets.ts";
 export { closestMatch, editDistance } from "./suggest.ts";

@@ -121,6 +121,9 @@ const agentSettings = {
   thinkingDefault: thinkingLevel.optional(),
   skipBootstrap: z.boolean().optional(),
   bootstrapMaxChars: positiveInt.optional(),
+  bootstrapTotalMaxChars: positiveInt
+    .optional()
+    .describe("Characters all bootstrap files may take together; USER.md alone at most 4000."),
   tools: agentToolsConfig.optional(),
 };
 
@@ -137,6 +140,7 @@ export const agentDefaults = z.strictObject({
   typingIntervalSeconds: positiveInt.default(D.typingIntervalSeconds),
   skipBootstrap: z.boolean().default(D.skipBootstrap),
   bootstrapMaxChars: positiveInt.default(D.bootstrapMaxChars),
+  bootstrapTotalMaxChars: positiveInt.default(D.bootstrapTotalMaxChars),
   maxConcurrent: positiveInt
     .optional()
     .describe("Turns at once across all sessions; default max(8, 4 x CPUs)."),

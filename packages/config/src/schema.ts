@@ -20,6 +20,7 @@ import {
   positiveInt,
   thinkingLevel,
 } from "./schema-primitives.ts";
+import { skillsConfig } from "./schema-skills.ts";
 import { toolsConfig } from "./schema-tools.ts";
 import { closestMatch } from "./suggest.ts";
 
@@ -206,6 +207,7 @@ export const configSchema = z
       })
       .prefault({}),
     store: storeConfig.prefault({}),
+    skills: skillsConfig.prefault({}),
   })
   .superRefine((config, ctx) => {
     const agentIndex = new Map<string, number>();
