@@ -4,6 +4,8 @@ import { describe, expect, test } from "vitest";
 import {
   APP_LAYER,
   appLayerEntryFor,
+  GATEWAY_APP_NAME,
+  GATEWAY_LAYER,
   layerEntryFor,
   mayDependOn,
   PACKAGE_LAYERS,
@@ -55,6 +57,16 @@ describe("layer table", () => {
     // Still above the kernel, never beside its internals.
     expect(mayDependOn(UMBRELLA_LAYER, "@agent-kernel/kernel")).toBe(true);
     expect(mayDependOn(UMBRELLA_LAYER, "@agent-kernel/session-store")).toBe(false);
+  });
+
+  test("the gateway may use the three apps it runs in one daemon, and no other app nor the umbrella", () => {
+    expect(appLayerEntryFor(GATEWAY_APP_NAME)).toBe(GATEWAY_LAYER);
+    for (const app of ["auto-reply", "cron", "followup"])
+      expect(mayDependOn(GATEWAY_LAYER, `@agent-kernel/${app}`), app).toBe(true);
+    for (const app of ["agent", "hybrid-planner"])
+      expect(mayDependOn(GATEWAY_LAYER, `@agent-kernel/${app}`), app).toBe(false);
+    expect(mayDependOn(GATEWAY_LAYER, UMBRELLA_APP_NAME)).toBe(false);
+    expect(mayDependOn(APP_LAYER, GATEWAY_APP_NAME)).toBe(false);
   });
 
   test("the pi SDK is restricted by scope", () => {

@@ -81,9 +81,27 @@ export const UMBRELLA_LAYER: LayerEntry = {
   mayDependOn: [...APP_LAYER.mayDependOn, ...UMBRELLA_COMPOSES],
 };
 
-/** The entry for a package under apps/: the umbrella's for the umbrella, every other app's otherwise. */
+/** The gateway daemon's package: it runs the channels (auto-reply), the scheduler (cron) and the queue (followup) in one process. */
+export const GATEWAY_APP_NAME = "@agent-kernel/gateway";
+
+/**
+ * The gateway (apps/gateway): an app that composes three other apps' exported runners into one daemon, so it
+ * may depend on exactly those; the umbrella dispatches to it like to any app.
+ */
+export const GATEWAY_LAYER: LayerEntry = {
+  layer: APP_LAYER.layer,
+  mayDependOn: [
+    ...APP_LAYER.mayDependOn,
+    "@agent-kernel/auto-reply",
+    "@agent-kernel/cron",
+    "@agent-kernel/followup",
+  ],
+};
+
+/** The entry for a package under apps/: the umbrella's for the umbrella, the gateway's for the gateway, every other app's otherwise. */
 export function appLayerEntryFor(packageName: string): LayerEntry {
-  return packageName === UMBRELLA_APP_NAME ? UMBRELLA_LAYER : APP_LAYER;
+  if (packageName === UMBRELLA_APP_NAME) return UMBRELLA_LAYER;
+  return packageName === GATEWAY_APP_NAME ? GATEWAY_LAYER : APP_LAYER;
 }
 
 export type RestrictedThirdParty = {
