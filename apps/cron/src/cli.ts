@@ -169,8 +169,16 @@ export async function runCronCli(
         return EXIT.ok;
       }
       case "run": {
-        const run = await scheduler.runNow(jobId);
+        // Ctrl-C aborts the turn (stored as aborted) and the command exits 130, as `start` does.
+        const running = scheduler;
+        const onAbort = () => void running.stop();
+        signal?.addEventListener("abort", onAbort, { once: true });
+        if (signal?.aborted) onAbort();
+        const run = await scheduler
+          .runNow(jobId)
+          .finally(() => signal?.removeEventListener("abort", onAbort));
         write(values.json ? JSON.stringify(runJson(run), null, 2) : runLine(run));
+        if (signal?.aborted) return EXIT.interrupted;
         return run.status === "ok" ? EXIT.ok : EXIT.failed;
       }
       case "tick": {
@@ -189,10 +197,13 @@ export async function runCronCli(
       default: {
         scheduler.start();
         io.stderr.write(`[agent-cron] started: ${(await scheduler.list()).length} job(s); Ctrl-C stops\n`);
+        // Held open until the signal, whatever the jobs: with none enabled (or `cron.enabled: false`) no
+        // timer is armed, and a pending promise alone does not keep Node running.
+        const keepAlive = setInterval(() => {}, 1 << 30);
         await new Promise<void>((done) => {
           if (signal === undefined || signal.aborted) return done();
           signal.addEventListener("abort", () => done(), { once: true });
-        });
+        }).finally(() => clearInterval(keepAlive));
         return EXIT.interrupted;
       }
     }

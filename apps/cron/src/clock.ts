@@ -13,7 +13,10 @@ export interface CronClock {
   clearTimer(handle: TimerHandle): void;
 }
 
-/** The real clock: `Date.now` and `setTimeout` (unref'd, so a stopped scheduler never holds the process). */
+/**
+ * The real clock: `Date.now` and `setTimeout`. The timers hold the process (a started scheduler is what keeps
+ * `agent-cron start` alive; unref'd timers let it exit a second after start); `stop()` clears them.
+ */
 export function systemClock(): CronClock {
   const timers = new Map<number, NodeJS.Timeout>();
   let nextId = 1;
@@ -29,7 +32,6 @@ export function systemClock(): CronClock {
         },
         Math.min(Math.max(0, delayMs), 2_147_483_647),
       );
-      timeout.unref();
       timers.set(timerId, timeout);
       return { timerId };
     },
