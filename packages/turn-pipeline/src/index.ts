@@ -2,3 +2,4 @@
 export * from "./executor/index.ts";
 export * from "./session-manager/index.ts";
 export * from "./streaming/index.ts";
+export * from "./skills/index.ts";
