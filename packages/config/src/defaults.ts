@@ -68,6 +68,19 @@ export const SKILLS_DEFAULTS = {
 export const TOOLS_DEFAULTS = {
   /** Tool calls one turn may make: twice the model-call bound, room for a few parallel calls per response. */
   maxCallsPerTurn: 320,
+  /** `tools.web.fetch` (OpenClaw 2026.9.6's values). */
+  webFetch: {
+    enabled: true,
+    /** Characters of text the tool returns by default; a call may ask for up to `maxCharsCap`. */
+    maxChars: 20_000,
+    maxCharsCap: 20_000,
+    /** Bytes read from a response before the rest is dropped (OpenClaw clamps to 32 000 – 10 000 000). */
+    maxResponseBytes: 750_000,
+    timeoutSeconds: 30,
+    maxRedirects: 3,
+  },
+  /** `tools.exec.applyPatch`: on for every model unless `allowModels` narrows it (OpenClaw 2026.9.6). */
+  applyPatch: { enabled: true, workspaceOnly: true },
 } as const;
 
 /** Used when neither the agent, the model catalog nor the session knows better. */

@@ -65,6 +65,12 @@ export type { AgentDefaults, AgentEntry } from "./schema-agents.ts";
 export { type Binding, type ChannelConfig, KNOWN_CHANNELS } from "./schema-channels.ts";
 export { AGENT_ID_PATTERN, THINKING_LEVELS } from "./schema-primitives.ts";
 export type { SkillsConfig } from "./schema-skills.ts";
-export { type AgentToolsConfig, TOOL_PROFILES, type ToolsConfig } from "./schema-tools.ts";
+export {
+  type AgentToolsConfig,
+  type ApplyPatchConfig,
+  TOOL_PROFILES,
+  type ToolsConfig,
+  type WebFetchConfig,
+} from "./schema-tools.ts";
 export { isCredentialKey, redactSecretText } from "./secrets.ts";
 export { closestMatch, editDistance } from "./suggest.ts";

@@ -37,8 +37,80 @@ const nonOwnerHostTools = z
     "Let sessions that non-owners can reach (open DMs, groups) run exec/write/edit outside a sandbox. Default false.",
   );
 
+/** `tools.exec.applyPatch`: whether the `apply_patch` tool is offered, and to which models. */
+export const applyPatchConfig = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(TOOLS_DEFAULTS.applyPatch.enabled)
+    .describe("Offer apply_patch. Default true."),
+  allowModels: z
+    .array(nonEmptyString)
+    .optional()
+    .describe('Only these models get apply_patch ("gpt-5.4" or "openai/gpt-5.4"); unset = every model.'),
+  workspaceOnly: z
+    .literal(true)
+    .default(TOOLS_DEFAULTS.applyPatch.workspaceOnly)
+    .describe(
+      "apply_patch stays inside the workspace (the only mode here; OpenClaw's false is not supported).",
+    ),
+});
+
+/** `tools.web.fetch.ssrfPolicy`: which network targets `web_fetch` may reach besides public addresses. */
+export const webFetchSsrfPolicy = z.strictObject({
+  dangerouslyAllowPrivateNetwork: z
+    .boolean()
+    .optional()
+    .describe(
+      "Let web_fetch reach loopback, private, link-local and other internal addresses. Default false.",
+    ),
+  allowedHostnames: z
+    .array(nonEmptyString)
+    .optional()
+    .describe(
+      "Exact host names (or IP literals) web_fetch may reach even when they resolve to internal addresses.",
+    ),
+  blockedHostnames: z
+    .array(nonEmptyString)
+    .optional()
+    .describe('Hosts web_fetch never reaches ("tracker.example.com", "*.ads.example.com"); checked first.'),
+});
+
+/** `tools.web.fetch`: the `web_fetch` tool. */
+export const webFetchConfig = z.strictObject({
+  enabled: z.boolean().default(TOOLS_DEFAULTS.webFetch.enabled).describe("Offer web_fetch. Default true."),
+  maxChars: positiveInt
+    .default(TOOLS_DEFAULTS.webFetch.maxChars)
+    .describe("Characters of text returned by default (at most maxCharsCap)."),
+  maxCharsCap: positiveInt
+    .default(TOOLS_DEFAULTS.webFetch.maxCharsCap)
+    .describe("The most characters one call may ask for."),
+  maxResponseBytes: z
+    .number()
+    .int()
+    .min(32_000)
+    .max(10_000_000)
+    .default(TOOLS_DEFAULTS.webFetch.maxResponseBytes)
+    .describe("Bytes of a response read before the rest is dropped (32000-10000000)."),
+  timeoutSeconds: positiveInt
+    .default(TOOLS_DEFAULTS.webFetch.timeoutSeconds)
+    .describe("Wall time of one fetch, redirects included."),
+  maxRedirects: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .default(TOOLS_DEFAULTS.webFetch.maxRedirects)
+    .describe("Redirects followed, each checked like the first URL."),
+  userAgent: nonEmptyString.optional().describe("The User-Agent header sent."),
+  ssrfPolicy: webFetchSsrfPolicy.optional(),
+});
+
+/** `tools.web`. */
+export const webToolsConfig = z.strictObject({ fetch: webFetchConfig.optional() });
+
 /** `tools.exec`: what every `exec` command gets, sandboxed or not. */
 export const execConfig = z.strictObject({
+  applyPatch: applyPatchConfig.optional(),
   envAllow: z
     .array(nonEmptyString)
     .optional()
@@ -85,7 +157,12 @@ export const toolsConfig = z.strictObject({
     ),
   nonOwnerHostTools: nonOwnerHostTools.optional(),
   exec: execConfig.optional(),
+  web: webToolsConfig.optional(),
 });
 
 export type ToolsConfig = z.output<typeof toolsConfig>;
 export type AgentToolsConfig = z.output<typeof agentToolsConfig>;
+/** `tools.web.fetch` after parsing (defaults applied). */
+export type WebFetchConfig = z.output<typeof webFetchConfig>;
+/** `tools.exec.applyPatch` after parsing (defaults applied). */
+export type ApplyPatchConfig = z.output<typeof applyPatchConfig>;

@@ -38,6 +38,7 @@ export function turnTools(
       execTimeoutSeconds: context.exec?.timeoutSeconds,
       execMaxOutputBytes: context.exec?.maxOutputBytes,
       sandbox: toolSandbox,
+      webFetch: context.config.tools.web?.fetch,
     },
     context.toolPolicy,
   );

@@ -118,7 +118,14 @@ describe("the default tools", () => {
       agentId: "main",
     });
     const allowed = applyToolPolicy([...tools.values()], policy).map((tool) => tool.name);
-    expect(allowed.sort()).toEqual(["edit", "read", "sessions_history", "sessions_list", "write"]);
+    expect(allowed.sort()).toEqual([
+      "edit",
+      "read",
+      "sessions_history",
+      "sessions_list",
+      "web_fetch",
+      "write",
+    ]);
   });
 
   it("the tool cache reuses the turn-independent tools, applies the policy and gives each turn its own message tool", async () => {
@@ -145,7 +152,7 @@ describe("the default tools", () => {
       );
     const first = forTurn(0);
     const second = forTurn(1);
-    const names = ["read", "write", "edit", "sessions_list", "sessions_history", "message"];
+    const names = ["read", "write", "edit", "sessions_list", "sessions_history", "web_fetch", "message"];
     expect(first.map((tool) => tool.name)).toEqual(names);
     expect(
       applyToolPolicy(
@@ -154,10 +161,10 @@ describe("the default tools", () => {
       ).map((tool) => tool.name),
     ).toEqual(names);
     // Shared: the same wrapped objects; per turn: the message tool, reporting to its own turn.
-    expect(second.slice(0, 5)).toEqual(first.slice(0, 5));
+    expect(second.slice(0, 6)).toEqual(first.slice(0, 6));
     expect(second[0]).toBe(first[0]);
-    expect(second[5]).not.toBe(first[5]);
-    const message = second[5];
+    expect(second[6]).not.toBe(first[6]);
+    const message = second[6];
     if (!message) throw new Error("no message tool");
     await message.execute("m1", { text: "to turn two" } as never, undefined, undefined, undefined as never);
     expect(turnTexts).toEqual([[], ["to turn two"]]);
@@ -182,7 +189,7 @@ describe("the default tools", () => {
       { workspaceDir: workspace, agentId: "main", store, execTimeoutSeconds: 5 },
       policy,
     );
-    expect(otherLimits.map((tool) => tool.name)).toEqual(names.slice(0, 5));
+    expect(otherLimits.map((tool) => tool.name)).toEqual(names.slice(0, 6));
     expect(otherLimits[0]).not.toBe(first[0]);
   });
 

@@ -2,7 +2,7 @@
 // `edit`) over the turn's path view — in a sandboxed session run inside the sandbox, through the same engine
 // as `exec` (file-operations.ts), on the host otherwise —, `exec` through the turn's sandbox engine (exec-tool.ts), `message`
 // through the turn's delivery sink (recording what it sent for the messaging-tool dedupe), `sessions_list`
-// and `sessions_history` over the store, wrapping the whole list with tool-policy (filtered, then checked
+// and `sessions_history` over the store, `web_fetch` (web-fetch.ts) unless `tools.web.fetch.enabled` is false, wrapping the whole list with tool-policy (filtered, then checked
 // again at every call), and keeping the turn-independent tools built and wrapped between turns
 // (`DefaultToolCache`). In a sandboxed session the file tools see exactly what `exec` sees: the sandbox's
 // mounts. Does not own: the policy itself (tool-policy), delivery (the sink's owner), path confinement rules
@@ -29,6 +29,7 @@ import {
 import { type PathView, resolveInView } from "./path-view.ts";
 import { createBoundedReadTool } from "./read-tool.ts";
 import { hostToolSandbox, type ToolSandbox } from "./tool-sandbox.ts";
+import { type WebFetchSettings, webFetchTool } from "./web-fetch.ts";
 
 /** Where the `message` tool sends (the executor's DeliverySink has this shape). */
 export interface MessageSink {
@@ -53,6 +54,11 @@ export interface DefaultToolsOptions {
    * `workspaceDir`, with the default environment allowlist.
    */
   readonly sandbox?: ToolSandbox | undefined;
+  /**
+   * `tools.web.fetch`: the `web_fetch` tool's limits and SSRF policy. Absent: OpenClaw's defaults (the tool
+   * is offered, internal addresses refused); `enabled: false`: no `web_fetch`.
+   */
+  readonly webFetch?: WebFetchSettings | undefined;
 }
 
 export const DEFAULT_EXEC_TIMEOUT_SECONDS = 120;
@@ -271,6 +277,7 @@ function buildSharedTools(options: DefaultToolsOptions): AnyToolDefinition[] {
     ),
     sessionsListTool(options.store, options.agentId),
     sessionsHistoryTool(options.store, options.agentId),
+    ...(options.webFetch?.enabled === false ? [] : [webFetchTool(options.webFetch ?? {})]),
   ];
 }
 
@@ -334,6 +341,7 @@ export class DefaultToolCache {
       options.execTimeoutSeconds ?? DEFAULT_EXEC_TIMEOUT_SECONDS,
       options.execMaxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES,
       sandboxKey(options.sandbox),
+      JSON.stringify(options.webFetch ?? {}),
     ].join("\u0000");
     let tools = byKey.get(key);
     if (tools === undefined) {

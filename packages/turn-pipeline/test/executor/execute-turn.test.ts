@@ -121,7 +121,15 @@ describe("executeTurn with pi's faux provider", () => {
     expect(result.payloads.map((payload) => payload.text)).toEqual(["Writing it.", "Saved notes.txt."]);
     expect(readFileSync(join(harness.workspaceDir, "notes.txt"), "utf8")).toBe("hello");
     expect(partials.at(-1)).toBe("Saved notes.txt.");
-    expect(seenTools.sort()).toEqual(["edit", "exec", "read", "sessions_history", "sessions_list", "write"]);
+    expect(seenTools.sort()).toEqual([
+      "edit",
+      "exec",
+      "read",
+      "sessions_history",
+      "sessions_list",
+      "web_fetch",
+      "write",
+    ]);
     expect(seenSystem).toContain("## Tooling");
     expect(seenSystem).toContain("## Safety");
     expect(seenSystem).toContain(`Your working directory is ${harness.workspaceDir}`);

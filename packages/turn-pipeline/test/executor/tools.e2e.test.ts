@@ -1,0 +1,144 @@
+// The tools of issue 23 called by a model: pi for real, the turn through `executeTurn`, pi's faux provider
+// answering with tool calls and reading what came back. Each tool: it works, its config gate, its policy
+// denial and its limits.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  type Context,
+  type FauxProviderHandle,
+  fauxAssistantMessage,
+  fauxProvider,
+  fauxToolCall,
+} from "@earendil-works/pi-ai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { executeTurn } from "../../src/executor/index.ts";
+import { createHarness, fauxConfig, type Harness } from "./harness.ts";
+
+let faux: FauxProviderHandle;
+const harnesses: Harness[] = [];
+
+function newFaux(): FauxProviderHandle {
+  faux = fauxProvider({
+    provider: "faux",
+    models: [{ id: "faux-1", reasoning: true, input: ["text"], contextWindow: 200_000, maxTokens: 8192 }],
+    tokenSize: { min: 4, max: 4 },
+  });
+  return faux;
+}
+
+async function harnessWith(extra: Record<string, unknown>): Promise<Harness> {
+  const harness = await createHarness({ config: fauxConfig(extra), nativeProviders: [newFaux().provider] });
+  harnesses.push(harness);
+  return harness;
+}
+afterEach(async () => {
+  for (const harness of harnesses.splice(0)) await harness.close();
+});
+
+/** The tools offered and the tool results the model saw on one request. */
+interface Seen {
+  tools: string[];
+  results: { toolName: string; isError: boolean; text: string }[];
+}
+
+function seenIn(ctx: Context): Seen {
+  return {
+    // pi announces the tools in its system messages (`toolsAdded`).
+    tools: ctx.messages.flatMap((message) =>
+      message.role === "system" ? (message.toolsAdded ?? []).map((tool) => tool.name) : [],
+    ),
+    results: ctx.messages.flatMap((message) =>
+      message.role === "toolResult"
+        ? [
+            {
+              toolName: message.toolName,
+              isError: message.isError,
+              text: message.content.map((block) => (block.type === "text" ? block.text : "")).join(""),
+            },
+          ]
+        : [],
+    ),
+  };
+}
+
+/** One turn where the model calls `tool` with `args` once, then answers; what it saw on each request. */
+async function callOnce(harness: Harness, sessionKey: string, tool: string, args: Record<string, unknown>) {
+  const requests: Seen[] = [];
+  faux.setResponses([
+    (ctx) => {
+      requests.push(seenIn(ctx));
+      return fauxAssistantMessage([fauxToolCall(tool, args as never, { id: "t1" })], { stopReason: "toolUse" });
+    },
+    (ctx) => {
+      requests.push(seenIn(ctx));
+      return fauxAssistantMessage("done");
+    },
+  ]);
+  const context = await harness.context(sessionKey);
+  const result = await executeTurn(context, { prompt: "go", timeoutMs: 60_000, entryPoint: "agent" });
+  expect(result.status).toBe("ok");
+  return { requests, result, lastResult: requests.at(-1)?.results.at(-1) };
+}
+
+describe("web_fetch called by a model", () => {
+  let server: Server;
+  let port: number;
+  let hits = 0;
+  beforeAll(async () => {
+    server = createServer((_request, response) => {
+      hits++;
+      response
+        .writeHead(200, { "Content-Type": "text/html" })
+        .end(
+          "<html><head><title>Status page</title></head><body><main><p>All systems green.</p></main></body></html>",
+        );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it("returns the page's text where the config allows the loopback server", async () => {
+    const harness = await harnessWith({
+      tools: { profile: "full", web: { fetch: { ssrfPolicy: { allowedHostnames: ["127.0.0.1"] } } } },
+    });
+    const { requests, lastResult } = await callOnce(harness, "agent:main:wf1", "web_fetch", {
+      url: `http://127.0.0.1:${port}/status`,
+    });
+    expect(requests[0]?.tools).toContain("web_fetch");
+    expect(lastResult).toMatchObject({ toolName: "web_fetch", isError: false });
+    expect(lastResult?.text).toContain("Title: Status page");
+    expect(lastResult?.text).toContain("All systems green.");
+  });
+
+  it("refuses the loopback server under the default config: an error result, no request made", async () => {
+    const harness = await harnessWith({});
+    const before = hits;
+    const { lastResult } = await callOnce(harness, "agent:main:wf2", "web_fetch", {
+      url: `http://127.0.0.1:${port}/status`,
+    });
+    expect(lastResult).toMatchObject({ toolName: "web_fetch", isError: true });
+    expect(lastResult?.text).toMatch(/refused to fetch .*127\.0\.0\.1 is a loopback address/);
+    expect(hits).toBe(before);
+  });
+
+  it("is not offered when tools.web.fetch.enabled is false or the policy denies it; a call anyway fails", async () => {
+    for (const tools of [
+      { profile: "full", web: { fetch: { enabled: false } } },
+      { profile: "full", deny: ["group:web"] },
+    ]) {
+      const harness = await harnessWith({ tools });
+      const before = hits;
+      const { requests, lastResult } = await callOnce(harness, "agent:main:wf3", "web_fetch", {
+        url: `http://127.0.0.1:${port}/status`,
+      });
+      expect(requests[0]?.tools).not.toContain("web_fetch");
+      expect(requests[0]?.tools).toContain("read");
+      expect(lastResult?.isError).toBe(true);
+      expect(hits).toBe(before);
+    }
+  });
+});
