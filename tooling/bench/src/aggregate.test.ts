@@ -59,6 +59,7 @@ describe("the benchmark report", () => {
           { package: "@x/tiny", case: /^sluggish$/, minSpeedup: 0.25 },
           { package: "@x/other", case: /./, minSpeedup: 100 },
         ],
+        retired: [{ package: "@x/tiny", label: "slow ≥ 9× (old)", bound: "slow's floor | measured: 2×" }],
       },
     );
     expect(report.rows.map((row) => [row.case, row.speedupVsBaseline, row.targetMet])).toEqual([
@@ -76,6 +77,12 @@ describe("the benchmark report", () => {
     expect(markdown).toContain("2 of 3 targets met");
     expect(markdown).toContain("- `@x/broken` (packages/broken): exit 1");
     expect(markdown).toContain("- `@x/tiny` (packages/tiny): 2026-01-01");
+    // a retired target is listed with what bounds it, and counts as no target
+    expect(report.retired).toEqual([
+      { package: "@x/tiny", label: "slow ≥ 9× (old)", bound: "slow's floor | measured: 2×" },
+    ]);
+    expect(markdown).toContain("## Targets retired, with the measurement that bounds them");
+    expect(markdown).toContain("- `@x/tiny`, slow ≥ 9× (old): slow's floor \\| measured: 2×");
   });
 
   it("refuses a results file that is not one, naming it", () => {

@@ -22,6 +22,18 @@ export interface KnownTarget extends BenchTarget {
   readonly baseline?: RegExp;
 }
 
+/**
+ * A target the report no longer checks, with the measurement that bounds it: listed under the table so a
+ * reader sees why it went (and what replaced it), not silently dropped.
+ */
+export interface RetiredTarget {
+  readonly package: string;
+  /** The target as it read, e.g. "branch read ≥ 5× pi opening its file (issue 3)". */
+  readonly label: string;
+  /** What bounds it, measured (and what replaced it). */
+  readonly bound: string;
+}
+
 /** A package's run: its results, or why there are none. */
 export type PackageRun =
   | { readonly package: string; readonly dir: string; readonly ok: true; readonly results: PackageResults }
@@ -50,6 +62,8 @@ export interface BenchReport {
     readonly date?: string;
   }[];
   readonly rows: readonly ReportRow[];
+  /** Targets no longer checked, with what bounds them (empty: none). */
+  readonly retired: readonly RetiredTarget[];
   readonly summary: {
     readonly packages: number;
     readonly failedPackages: number;
@@ -84,6 +98,7 @@ export function buildReport(
     readonly node: string;
     readonly now?: Date;
     readonly known?: readonly KnownTarget[];
+    readonly retired?: readonly RetiredTarget[];
   },
 ): BenchReport {
   const rows: ReportRow[] = [];
@@ -117,6 +132,7 @@ export function buildReport(
         : { package: run.package, dir: run.dir, ok: false, error: run.error },
     ),
     rows,
+    retired: options.retired ?? [],
     summary: {
       packages: runs.length,
       failedPackages: runs.filter((run) => !run.ok).length,
@@ -164,6 +180,11 @@ export function formatReportMarkdown(report: BenchReport): string {
       ]),
     ),
   ];
+  if (report.retired.length > 0) {
+    lines.push("", "## Targets retired, with the measurement that bounds them", "");
+    for (const entry of report.retired)
+      lines.push(`- \`${entry.package}\`, ${cell(entry.label)}: ${cell(entry.bound)}`);
+  }
   const measured = report.packages.filter((entry) => entry.ok);
   if (measured.length > 0) {
     lines.push("", "## When each package was measured", "");

@@ -8,6 +8,7 @@ export {
   type PackageRun,
   parsePackageResults,
   type ReportRow,
+  type RetiredTarget,
 } from "./aggregate.ts";
 export {
   type BenchCase,
