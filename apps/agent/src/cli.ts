@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { type CommandContext, type GlobalFlags, loadCommandContext } from "./context.ts";
 import { CliError, EXIT, type ExitCode } from "./exit-codes.ts";
-import { type CliIo, line, processIo } from "./io.ts";
+import { type CliIo, line, paint, processIo } from "./io.ts";
 
 function positiveInteger(flag: string) {
   return (raw: string): number => {
@@ -235,28 +235,29 @@ function report(error: unknown, io: CliIo, verbose: boolean): ExitCode {
   if (error instanceof CommanderError) {
     if (error.exitCode === 0) return EXIT.ok; // --help, --version
     if (error.code === "commander.help" || error.code === "commander.helpDisplayed") {
-      line(io.stderr, "agent: a command needs a subcommand. Run `agent --help` for usage.");
+      line(
+        io.stderr,
+        paint(io, io.stderr, "red", "agent: a command needs a subcommand. Run `agent --help` for usage."),
+      );
       return EXIT.usage;
     }
     const message = error.message.replace(/^error: /, "");
-    line(
-      io.stderr,
-      `agent: ${message.trim()} Run \`agent --help\` for usage.`.replace(/([^.])\sRun/, "$1. Run"),
-    );
+    const text = `agent: ${message.trim()} Run \`agent --help\` for usage.`.replace(/([^.])\sRun/, "$1. Run");
+    line(io.stderr, paint(io, io.stderr, "red", text));
     return EXIT.usage;
   }
   if (error instanceof CliError) {
-    line(io.stderr, `agent: ${error.message}`);
+    line(io.stderr, paint(io, io.stderr, "red", `agent: ${error.message}`));
     return error.code;
   }
   // A store file failed a command (full, read-only, damaged): its message names the file and what to do.
   const storage = storageFailureIn(error);
   if (storage !== undefined) {
-    line(io.stderr, `agent: ${storage.message}`);
+    line(io.stderr, paint(io, io.stderr, "red", `agent: ${storage.message}`));
     return EXIT.store;
   }
   const message = error instanceof Error ? error.message : String(error);
-  line(io.stderr, `agent: unexpected failure: ${message}`);
+  line(io.stderr, paint(io, io.stderr, "red", `agent: unexpected failure: ${message}`));
   if (verbose && error instanceof Error && error.stack) line(io.stderr, error.stack);
   return EXIT.failed;
 }

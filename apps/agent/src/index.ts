@@ -5,4 +5,4 @@
 export { type TurnOutcomeJson, turnOutcomeJsonSchema } from "@agent-kernel/kernel";
 export { runAgentCli } from "./cli.ts";
 export { CliError, EXIT, type ExitCode } from "./exit-codes.ts";
-export { type CliIo, processIo } from "./io.ts";
+export { type CliIo, type CliStream, colourFor, paint, processIo, type Style } from "./io.ts";

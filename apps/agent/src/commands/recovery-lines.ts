@@ -4,7 +4,7 @@
 // Owns the wording; the events are the executor's (lifecycle `attempt_start`, `error`, `attempt_end`,
 // `retry_wait`; compaction `end`/`failed`). Does not own the `--verbose` lines (turn.ts).
 import type { TurnOutcome } from "@agent-kernel/kernel";
-import { type CliIo, line } from "../io.ts";
+import { type CliIo, line, paint } from "../io.ts";
 
 type AgentEvent = TurnOutcome["events"][number];
 
@@ -28,7 +28,7 @@ export function recoveryLines(io: CliIo, before: () => void): (event: AgentEvent
   let error: string | undefined;
   const say = (text: string) => {
     before();
-    line(io.stderr, `agent: ${text}`);
+    line(io.stderr, paint(io, io.stderr, "yellow", `agent: ${text}`));
   };
   return (event) => {
     const data = event.data;

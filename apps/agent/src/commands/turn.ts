@@ -21,7 +21,7 @@ import {
 } from "@agent-kernel/kernel";
 import type { CommandContext } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
-import { type CliIo, line } from "../io.ts";
+import { type CliIo, line, paint } from "../io.ts";
 import { recoveryLines } from "./recovery-lines.ts";
 import { storageFailureIn, storeError } from "./store.ts";
 
@@ -87,16 +87,23 @@ function verboseEvent(io: CliIo, event: TurnOutcome["events"][number], before: (
     if (phase === "attempt_start") {
       line(
         io.stderr,
-        `[agent] attempt ${data.attempt}: ${data.provider}/${data.model} thinking=${data.thinkingLevel}`,
+        paint(
+          io,
+          io.stderr,
+          "dim",
+          `[agent] attempt ${data.attempt}: ${data.provider}/${data.model} thinking=${data.thinkingLevel}`,
+        ),
       );
     } else if (phase === "attempt_end") {
-      line(io.stderr, `[agent] attempt end: ${data.outcome}${data.reason ? ` (${data.reason})` : ""}`);
+      const text = `[agent] attempt end: ${data.outcome}${data.reason ? ` (${data.reason})` : ""}`;
+      line(io.stderr, paint(io, io.stderr, "dim", text));
     } else if (phase === "end") {
-      line(io.stderr, `[agent] run end: ${data.status}${data.reason ? ` (${data.reason})` : ""}`);
+      const text = `[agent] run end: ${data.status}${data.reason ? ` (${data.reason})` : ""}`;
+      line(io.stderr, paint(io, io.stderr, "dim", text));
     }
   } else if (event.stream === "tool" && data.phase !== "update") {
     const detail = data.phase === "start" ? JSON.stringify(data.args ?? {}) : data.isError ? "error" : "ok";
-    line(io.stderr, `[agent] tool ${data.phase} ${data.name} ${detail}`);
+    line(io.stderr, paint(io, io.stderr, "dim", `[agent] tool ${data.phase} ${data.name} ${detail}`));
   }
 }
 
@@ -154,11 +161,9 @@ export async function runTurn(
       });
     if (flags.verbose) {
       const runtime = prepared.runtimeContext;
-      line(
-        io.stderr,
-        `[agent] session ${runtime.sessionKey.value} (${prepared.transcript.sessionId}), model ${runtime.model.value.key}, thinking ${runtime.thinking.value}, workspace ${runtime.workspaceDir.value}`,
-      );
-      for (const note of runtime.notes) line(io.stderr, `[agent] note: ${note}`);
+      const session = `[agent] session ${runtime.sessionKey.value} (${prepared.transcript.sessionId}), model ${runtime.model.value.key}, thinking ${runtime.thinking.value}, workspace ${runtime.workspaceDir.value}`;
+      line(io.stderr, paint(io, io.stderr, "dim", session));
+      for (const note of runtime.notes) line(io.stderr, paint(io, io.stderr, "dim", `[agent] note: ${note}`));
     }
     const stream = !flags.json && (flags.stream ?? io.stdout.isTTY === true);
     shown = stream;
@@ -193,7 +198,15 @@ export async function runTurn(
     }
     if (outcome.status === "ok") {
       if (flags.verbose)
-        line(io.stderr, `[agent] run ${outcome.runId} stored; see: agent runs show ${outcome.runId}`);
+        line(
+          io.stderr,
+          paint(
+            io,
+            io.stderr,
+            "dim",
+            `[agent] run ${outcome.runId} stored; see: agent runs show ${outcome.runId}`,
+          ),
+        );
       return EXIT.ok;
     }
     if (outcome.result.reason === STORAGE_REASON) {
@@ -206,7 +219,8 @@ export async function runTurn(
       return EXIT.store;
     }
     const why = [outcome.result.reason, outcome.result.errorMessage].filter(Boolean).join(": ");
-    line(io.stderr, `agent: run ${outcome.runId} ended ${outcome.status}${why ? ` (${why})` : ""}.`);
+    const ended = `agent: run ${outcome.runId} ended ${outcome.status}${why ? ` (${why})` : ""}.`;
+    line(io.stderr, paint(io, io.stderr, "red", ended));
     return outcome.status === "aborted" && signal?.aborted ? EXIT.interrupted : EXIT.failed;
   } catch (error) {
     const storage = storageFailureIn(error, context);
