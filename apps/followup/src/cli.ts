@@ -14,6 +14,8 @@ export interface CliIo {
   readonly stderr: { write(text: string): unknown };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
+  /** Ctrl-C / SIGTERM: `run` aborts its running turn, releases the claimed items and exits 130. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export const EXIT = {
@@ -24,6 +26,8 @@ export const EXIT = {
   usage: 2,
   /** The store cannot be opened. */
   store: 5,
+  /** Stopped by Ctrl-C (`io.signal`); the bin exits 143 when that was SIGTERM. */
+  interrupted: 130,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -43,7 +47,8 @@ const USAGE = `Usage:
   followup list [--session <key>] [--agent <id>] [--status pending|claimed|done|failed] [--json]
 Global: --config <file> (default $AGENT_KERNEL_CONFIG, else ~/.agent-kernel/config.json5)
         --state-dir <dir> (default $AGENT_KERNEL_STATE_DIR, else store.stateDir, else ~/.agent-kernel)
-Exit codes: 0 ok, 1 a follow-up turn failed, 2 usage or config, 5 the store cannot be opened.`;
+Ctrl-C stops "run": the running turn is aborted and its items go back to pending (exit 130).
+Exit codes: 0 ok, 1 a follow-up turn failed, 2 usage or config, 5 the store cannot be opened, 130 interrupted.`;
 
 const OPTIONS = {
   message: { type: "string", short: "m" },
@@ -218,7 +223,20 @@ async function run(flags: Flags, io: CliIo): Promise<ExitCode> {
       errors.push(message);
       line(io.stderr, `followup: items ${event.itemIds.join(", ")} of ${event.sessionKey}: ${message}`);
     });
-    const report = await runner.drain();
+    runner.on("released", (event) => {
+      line(
+        io.stderr,
+        `followup: stopped; released ${event.itemIds.length} claimed item(s) of ${event.sessionKey} back to pending`,
+      );
+    });
+    const stop = () => void runner.stop({ abort: true });
+    io.signal?.addEventListener("abort", stop, { once: true });
+    if (io.signal?.aborted) stop();
+    const report = await runner.drain().finally(() => io.signal?.removeEventListener("abort", stop));
+    if (io.signal?.aborted) {
+      await runner.stop({ abort: true });
+      return EXIT.interrupted;
+    }
     if (flags.json) line(io.stdout, JSON.stringify({ ...report, delivered }, null, 2));
     else line(io.stdout, `${report.turns} turn(s), ${report.items} item(s) handled`);
     return errors.length > 0 || delivered.some((entry) => entry.status !== "ok") ? EXIT.failed : EXIT.ok;

@@ -80,6 +80,13 @@ export type FollowupEvent =
       readonly itemId: string;
       readonly reason: DropReason;
     }
+  /** Items handed back to the queue (pending again, at their place) because the runner stopped mid-turn. */
+  | {
+      readonly type: "released";
+      readonly agentId: string;
+      readonly sessionKey: string;
+      readonly itemIds: readonly string[];
+    }
   /** Items whose run had already ended before a crash: completed now, not run again. */
   | {
       readonly type: "recovered";
@@ -148,6 +155,8 @@ interface Batch {
 }
 
 const DEFAULT_LEASE_MS = 15 * 60_000;
+/** The `lastError` of an item a stopping runner handed back: its aborted run is not its answer. */
+const RELEASED_ON_STOP = "released: the runner stopped before the turn finished";
 const FINAL_RUN_STATUSES: ReadonlySet<string> = new Set(["succeeded", "failed", "aborted", "timed_out"]);
 
 function isMessage(item: QueueItem): boolean {
@@ -186,6 +195,11 @@ export class FollowupRunner {
   readonly #sleepers = new Set<() => void>();
   #started = false;
   #stopped = false;
+  /** Aborted by `stop({ abort: true })`: the running follow-up turns end, their items go back to pending. */
+  readonly #abort = new AbortController();
+  #stopping: Promise<string[]> | undefined;
+  /** `drain()` calls under way: `stop` waits for them before closing the store under them. */
+  readonly #publicDrains = new Set<Promise<DrainReport>>();
   #lastStamp = 0;
 
   constructor(options: {
@@ -368,10 +382,18 @@ export class FollowupRunner {
    * Runs every pending item of every session now, without waiting for debounce windows (a running turn of
    * a session is still waited for). Resolves once the queue has nothing left this runner can take.
    */
-  async drain(): Promise<DrainReport> {
+  drain(): Promise<DrainReport> {
+    const draining = this.#drainAll();
+    this.#publicDrains.add(draining);
+    const forget = () => this.#publicDrains.delete(draining);
+    draining.then(forget, forget);
+    return draining;
+  }
+
+  async #drainAll(): Promise<DrainReport> {
     let turns = 0;
     let items = 0;
-    for (;;) {
+    while (!this.#stopped) {
       const sessions = await this.#sessionsWithPending();
       const reports = await Promise.all(
         sessions.map(({ agentId, sessionKey }) => this.#drainSession(agentId, sessionKey, false)),
@@ -405,13 +427,48 @@ export class FollowupRunner {
     }
   }
 
-  /** Stops taking new work, waits for what is under way, and closes the store if this runner opened it. */
-  async stop(): Promise<void> {
-    this.#started = false;
-    this.#stopped = true;
-    for (const wake of this.#sleepers) wake();
-    await this.whenIdle();
-    if (this.#ownsStore) await this.store.close();
+  /**
+   * Stops taking new work, waits for what is under way, and closes the store if this runner opened it. With
+   * `abort`, running follow-up turns are aborted first (Ctrl-C, a daemon's shutdown): their items are
+   * released — pending again at their place in arrival order — instead of waiting out the claim's lease.
+   * Resolves to the ids of the items released.
+   */
+  stop(options: { readonly abort?: boolean } = {}): Promise<string[]> {
+    // A later `stop({ abort: true })` still aborts the turns an earlier plain stop is waiting for.
+    if (options.abort === true) this.#abort.abort();
+    this.#stopping ??= (async () => {
+      this.#started = false;
+      this.#stopped = true;
+      for (const wake of this.#sleepers) wake();
+      await Promise.allSettled([...this.#publicDrains]);
+      await this.whenIdle();
+      const released = await this.#releaseClaimed();
+      if (this.#ownsStore) await this.store.close();
+      return released;
+    })();
+    return this.#stopping;
+  }
+
+  /** Hands back every item this runner still holds (a claim left by an interrupted step). */
+  async #releaseClaimed(): Promise<string[]> {
+    const released: string[] = [];
+    for (const item of await this.list({ status: "claimed" })) {
+      if (item.claimedBy !== this.owner) continue;
+      await this.store.queue
+        .fail(item.itemId, this.owner, RELEASED_ON_STOP, { retryAt: item.availableAt })
+        .then(() => released.push(item.itemId))
+        .catch(() => undefined);
+    }
+    if (released.length > 0) {
+      const first = await this.store.queue.get(released[0] as string);
+      this.#emit({
+        type: "released",
+        agentId: first?.agentId ?? "",
+        sessionKey: first?.sessionKey ?? "",
+        itemIds: released,
+      });
+    }
+    return released;
   }
 
   /** Stored items, oldest first: of one session, or of every configured agent. */
@@ -541,7 +598,7 @@ export class FollowupRunner {
     const leader = batch.messages[0] ?? batch.summaries[0];
     if (leader === undefined) return "failed";
     try {
-      const { runId, ended } = await this.#nextRunId(leader.itemId);
+      const { runId, ended } = await this.#nextRunId(leader.itemId, leader.lastError === RELEASED_ON_STOP);
       if (ended !== undefined) {
         await this.#completeAll(sessionKey, itemIds);
         this.#emit({ type: "recovered", agentId, sessionKey, itemIds, runId: ended.runId });
@@ -570,7 +627,22 @@ export class FollowupRunner {
         text: prompt,
         ...(last === undefined ? {} : this.#routing(last)),
       });
-      const outcome = await this.kernel.executeTurn(prepared, { prompt: prompt.trim(), runId });
+      const outcome = await this.kernel.executeTurn(prepared, {
+        prompt: prompt.trim(),
+        runId,
+        signal: this.#abort.signal,
+      });
+      if (outcome.status === "aborted" && this.#abort.signal.aborted) {
+        // Stopped mid-turn: the message was not answered; it goes back to the queue for the next runner.
+        await this.#withLock(sessionKey, async () => {
+          for (const item of all)
+            await this.store.queue.fail(item.itemId, this.owner, RELEASED_ON_STOP, {
+              retryAt: item.availableAt,
+            });
+        });
+        this.#emit({ type: "released", agentId, sessionKey, itemIds });
+        return "failed";
+      }
       // Delivered before the items are completed: a crash in between leaves a finished run that the next
       // runner finds by its id (recovered, not run again).
       this.#emit({
@@ -602,12 +674,16 @@ export class FollowupRunner {
     }
   }
 
-  /** The first unused run id of an item; or the run that already ended for it (a crash before completion). */
-  async #nextRunId(itemId: string): Promise<{ runId: string; ended?: RunRecord }> {
+  /**
+   * The first unused run id of an item; or the run that already ended for it (a crash before completion). An
+   * item released by a stopping runner skips its aborted runs: they were cut short, not answered.
+   */
+  async #nextRunId(itemId: string, skipAborted: boolean): Promise<{ runId: string; ended?: RunRecord }> {
     for (let attempt = 1; ; attempt++) {
       const runId = runIdFor(itemId, attempt);
       const record = await this.store.runs.get(runId);
       if (record === undefined) return { runId };
+      if (skipAborted && record.status === "aborted") continue;
       if (FINAL_RUN_STATUSES.has(record.status)) return { runId, ended: record };
       // Interrupted by a crash mid-turn: the message gets a new run.
     }
