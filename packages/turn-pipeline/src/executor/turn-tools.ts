@@ -39,9 +39,23 @@ export function turnTools(
       execMaxOutputBytes: context.exec?.maxOutputBytes,
       sandbox: toolSandbox,
       webFetch: context.config.tools.web?.fetch,
+      applyPatch: applyPatchOffered(context),
     },
     context.toolPolicy,
   );
+}
+
+/**
+ * Whether the turn's model gets `apply_patch`: `tools.exec.applyPatch.enabled` (default true), narrowed by
+ * `allowModels` ("gpt-5.4" or "openai/gpt-5.4", any case) when set, as OpenClaw.
+ */
+export function applyPatchOffered(context: Pick<TurnContext, "config" | "runtime">): boolean {
+  const settings = context.config.tools.exec?.applyPatch;
+  if (settings?.enabled === false) return false;
+  if (settings?.allowModels === undefined) return true;
+  const { provider, model } = context.runtime.model.value;
+  const names = [model.toLowerCase(), `${provider}/${model}`.toLowerCase()];
+  return settings.allowModels.some((allowed) => names.includes(allowed.trim().toLowerCase()));
 }
 
 /** What the run record says of a sandboxed turn's tools: engine, mounts, network, limits. */

@@ -119,6 +119,7 @@ describe("the default tools", () => {
     });
     const allowed = applyToolPolicy([...tools.values()], policy).map((tool) => tool.name);
     expect(allowed.sort()).toEqual([
+      "apply_patch",
       "edit",
       "read",
       "sessions_history",
@@ -152,7 +153,16 @@ describe("the default tools", () => {
       );
     const first = forTurn(0);
     const second = forTurn(1);
-    const names = ["read", "write", "edit", "sessions_list", "sessions_history", "web_fetch", "message"];
+    const names = [
+      "read",
+      "write",
+      "edit",
+      "sessions_list",
+      "sessions_history",
+      "web_fetch",
+      "apply_patch",
+      "message",
+    ];
     expect(first.map((tool) => tool.name)).toEqual(names);
     expect(
       applyToolPolicy(
@@ -161,10 +171,10 @@ describe("the default tools", () => {
       ).map((tool) => tool.name),
     ).toEqual(names);
     // Shared: the same wrapped objects; per turn: the message tool, reporting to its own turn.
-    expect(second.slice(0, 6)).toEqual(first.slice(0, 6));
+    expect(second.slice(0, 7)).toEqual(first.slice(0, 7));
     expect(second[0]).toBe(first[0]);
-    expect(second[6]).not.toBe(first[6]);
-    const message = second[6];
+    expect(second[7]).not.toBe(first[7]);
+    const message = second[7];
     if (!message) throw new Error("no message tool");
     await message.execute("m1", { text: "to turn two" } as never, undefined, undefined, undefined as never);
     expect(turnTexts).toEqual([[], ["to turn two"]]);
@@ -189,7 +199,7 @@ describe("the default tools", () => {
       { workspaceDir: workspace, agentId: "main", store, execTimeoutSeconds: 5 },
       policy,
     );
-    expect(otherLimits.map((tool) => tool.name)).toEqual(names.slice(0, 6));
+    expect(otherLimits.map((tool) => tool.name)).toEqual(names.slice(0, 7));
     expect(otherLimits[0]).not.toBe(first[0]);
   });
 

@@ -2,7 +2,8 @@
 // `edit`) over the turn's path view — in a sandboxed session run inside the sandbox, through the same engine
 // as `exec` (file-operations.ts), on the host otherwise —, `exec` through the turn's sandbox engine (exec-tool.ts), `message`
 // through the turn's delivery sink (recording what it sent for the messaging-tool dedupe), `sessions_list`
-// and `sessions_history` over the store, `web_fetch` (web-fetch.ts) unless `tools.web.fetch.enabled` is false, wrapping the whole list with tool-policy (filtered, then checked
+// and `sessions_history` over the store, `web_fetch` (web-fetch.ts) unless `tools.web.fetch.enabled` is false,
+// `apply_patch` (apply-patch.ts) unless `tools.exec.applyPatch` leaves it out, wrapping the whole list with tool-policy (filtered, then checked
 // again at every call), and keeping the turn-independent tools built and wrapped between turns
 // (`DefaultToolCache`). In a sandboxed session the file tools see exactly what `exec` sees: the sandbox's
 // mounts. Does not own: the policy itself (tool-policy), delivery (the sink's owner), path confinement rules
@@ -17,6 +18,7 @@ import {
   defineTool,
   type ToolDefinition,
 } from "@earendil-works/pi-coding-agent";
+import { applyPatchTool } from "./apply-patch.ts";
 import { execTool } from "./exec-tool.ts";
 import {
   hostEditOperations,
@@ -59,6 +61,8 @@ export interface DefaultToolsOptions {
    * is offered, internal addresses refused); `enabled: false`: no `web_fetch`.
    */
   readonly webFetch?: WebFetchSettings | undefined;
+  /** Whether `apply_patch` is offered (`tools.exec.applyPatch`, resolved for the turn's model). Default true. */
+  readonly applyPatch?: boolean | undefined;
 }
 
 export const DEFAULT_EXEC_TIMEOUT_SECONDS = 120;
@@ -278,6 +282,7 @@ function buildSharedTools(options: DefaultToolsOptions): AnyToolDefinition[] {
     sessionsListTool(options.store, options.agentId),
     sessionsHistoryTool(options.store, options.agentId),
     ...(options.webFetch?.enabled === false ? [] : [webFetchTool(options.webFetch ?? {})]),
+    ...(options.applyPatch === false ? [] : [applyPatchTool(sandbox, view)]),
   ];
 }
 
@@ -342,6 +347,7 @@ export class DefaultToolCache {
       options.execMaxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES,
       sandboxKey(options.sandbox),
       JSON.stringify(options.webFetch ?? {}),
+      options.applyPatch === false ? "no-apply-patch" : "apply-patch",
     ].join("\u0000");
     let tools = byKey.get(key);
     if (tools === undefined) {

@@ -573,6 +573,36 @@ export function sandboxEditOperations(
   };
 }
 
+/**
+ * Removes a sandboxed file (a link at the path is removed itself, never what it points to); a directory, FIFO,
+ * socket or device is refused, a missing file is ENOENT. One sandboxed command (`apply_patch`'s deletes).
+ */
+export async function sandboxRemoveFile(
+  sandbox: ToolSandbox,
+  path: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  if (signal?.aborted) throw aborted();
+  let output = "";
+  const result = await runFileCommand(sandbox, {
+    script: fileCommand(
+      [path],
+      [
+        `[ -L "$1" ] || ${MISSING_STEP}`,
+        `[ -L "$1" ] || [ -f "$1" ] || __kind "$1"`,
+        `rm -f -- "$1" 2>&1 || exit ${EXIT_OPEN_FAILED}`,
+      ],
+    ),
+    signal,
+    onStdout: (chunk) => {
+      if (output.length < 4096) output += chunk.toString("utf8");
+    },
+  });
+  if (result.exitCode !== 0 || result.aborted || result.timedOut) {
+    throw commandFailure(result, output, path, "write", sandbox.limits);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Unsandboxed: the host, with files opened so that nothing but a regular file is ever read or written.
 

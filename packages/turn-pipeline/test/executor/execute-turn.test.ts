@@ -122,6 +122,7 @@ describe("executeTurn with pi's faux provider", () => {
     expect(readFileSync(join(harness.workspaceDir, "notes.txt"), "utf8")).toBe("hello");
     expect(partials.at(-1)).toBe("Saved notes.txt.");
     expect(seenTools.sort()).toEqual([
+      "apply_patch",
       "edit",
       "exec",
       "read",

@@ -1,8 +1,10 @@
 // The tools of issue 23 called by a model: pi for real, the turn through `executeTurn`, pi's faux provider
 // answering with tool calls and reading what came back. Each tool: it works, its config gate, its policy
 // denial and its limits.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import {
   type Context,
   type FauxProviderHandle,
@@ -67,7 +69,9 @@ async function callOnce(harness: Harness, sessionKey: string, tool: string, args
   faux.setResponses([
     (ctx) => {
       requests.push(seenIn(ctx));
-      return fauxAssistantMessage([fauxToolCall(tool, args as never, { id: "t1" })], { stopReason: "toolUse" });
+      return fauxAssistantMessage([fauxToolCall(tool, args as never, { id: "t1" })], {
+        stopReason: "toolUse",
+      });
     },
     (ctx) => {
       requests.push(seenIn(ctx));
@@ -140,5 +144,65 @@ describe("web_fetch called by a model", () => {
       expect(lastResult?.isError).toBe(true);
       expect(hits).toBe(before);
     }
+  });
+});
+
+describe("apply_patch called by a model", () => {
+  const PATCH = [
+    "*** Begin Patch",
+    "*** Update File: notes.txt",
+    "@@",
+    "-draft",
+    "+final",
+    "*** Add File: added.txt",
+    "+new file",
+    "*** End Patch",
+  ].join("\n");
+
+  it("patches the workspace", async () => {
+    const harness = await harnessWith({});
+    writeFileSync(join(harness.workspaceDir, "notes.txt"), "draft\n");
+    const { requests, lastResult } = await callOnce(harness, "agent:main:ap1", "apply_patch", {
+      input: PATCH,
+    });
+    expect(requests[0]?.tools).toContain("apply_patch");
+    expect(lastResult).toMatchObject({ toolName: "apply_patch", isError: false });
+    expect(lastResult?.text).toBe(
+      `Success. Updated the following files:\nA ${harness.workspaceDir}/added.txt\nM ${harness.workspaceDir}/notes.txt`,
+    );
+    expect(readFileSync(join(harness.workspaceDir, "notes.txt"), "utf8")).toBe("final\n");
+  });
+
+  it("a chunk that does not match is an error result and changes nothing", async () => {
+    const harness = await harnessWith({});
+    writeFileSync(join(harness.workspaceDir, "notes.txt"), "something else\n");
+    const { lastResult } = await callOnce(harness, "agent:main:ap2", "apply_patch", { input: PATCH });
+    expect(lastResult).toMatchObject({ toolName: "apply_patch", isError: true });
+    expect(lastResult?.text).toMatch(/could not find these lines in .*notes\.txt:\ndraft/);
+    expect(existsSync(join(harness.workspaceDir, "added.txt"))).toBe(false);
+  });
+
+  it("is not offered when tools.exec.applyPatch is off, leaves out the model, or the policy denies it", async () => {
+    for (const tools of [
+      { profile: "full", exec: { applyPatch: { enabled: false } } },
+      { profile: "full", exec: { applyPatch: { allowModels: ["openai/gpt-5.4"] } } },
+      { profile: "full", deny: ["apply_patch"] },
+    ]) {
+      const harness = await harnessWith({ tools });
+      writeFileSync(join(harness.workspaceDir, "notes.txt"), "draft\n");
+      const { requests, lastResult } = await callOnce(harness, "agent:main:ap3", "apply_patch", {
+        input: PATCH,
+      });
+      expect(requests[0]?.tools).not.toContain("apply_patch");
+      expect(lastResult?.isError).toBe(true);
+      expect(readFileSync(join(harness.workspaceDir, "notes.txt"), "utf8")).toBe("draft\n");
+    }
+    // allowModels naming this model (any case, with or without its provider) offers it.
+    const harness = await harnessWith({
+      tools: { profile: "full", exec: { applyPatch: { allowModels: ["FAUX/faux-1"] } } },
+    });
+    writeFileSync(join(harness.workspaceDir, "notes.txt"), "draft\n");
+    const { lastResult } = await callOnce(harness, "agent:main:ap4", "apply_patch", { input: PATCH });
+    expect(lastResult?.isError).toBe(false);
   });
 });
