@@ -79,6 +79,7 @@ export type {
   SessionUpdater,
 } from "./sessions.ts";
 export type { Durability, WalCheckpoint } from "./sqlite/connection.ts";
+export type { RunJournalReplay } from "./sqlite/run-journal.ts";
 export {
   agentDatabasePath,
   controlPlanePath,

@@ -47,6 +47,7 @@ import { SqliteCronState } from "./sqlite/cron-state.ts";
 import { FencedTranscript, fencedSqliteRuns } from "./sqlite/fenced.ts";
 import { SqliteLeaseFence, SqliteSessionLeases } from "./sqlite/leases.ts";
 import { SqliteQueue } from "./sqlite/queue.ts";
+import type { RunJournalReplay } from "./sqlite/run-journal.ts";
 import { SqliteRuns } from "./sqlite/runs.ts";
 import { SqliteSessions } from "./sqlite/sessions.ts";
 import { cachingDatabase } from "./sqlite/statement-cache.ts";
@@ -116,6 +117,13 @@ export interface SessionStore {
    * writes the buffered changes (a turn must await this before it reports success).
    */
   flush(): Promise<void>;
+  /**
+   * Resolves once every transcript change made so far is durable, without waiting for other processes to be
+   * able to read it (what a turn awaits before it reports success). SQLite: at once — an append is durable
+   * when it returns (its journal line) — throwing a refusal a fold found that no call has reported yet;
+   * SQLite receives the entries in the group commit that follows. Absent: `flush()` is the way.
+   */
+  durable?(): Promise<void>;
   /** The control plane's schema version and applied migrations. */
   schema(): Promise<SchemaInfo>;
   /** Runs marked `interrupted` when this store was opened. */
@@ -131,6 +139,11 @@ export interface SqliteSessionStore extends LeasingSessionStore {
    */
   readonly recoveredAppends: readonly AppendReplay[];
   readonly controlPlanePath: string;
+  /**
+   * Run journals (sqlite/run-journal.ts) of processes that stopped before folding them, applied and removed
+   * by this store — when it opened, or before a runs read — with the lines it could not store.
+   */
+  readonly recoveredRunWrites: readonly RunJournalReplay[];
   agentDatabasePath(agentId: string): string;
   openTranscript(
     agentId: string,
@@ -303,6 +316,11 @@ class SqliteStore implements SqliteSessionStore {
       }
     });
     this.#fence = new SqliteLeaseFence(raw);
+    if (journalAppends && this.runs instanceof SqliteRuns) this.runs.enableJournal(path);
+  }
+
+  get recoveredRunWrites(): readonly RunJournalReplay[] {
+    return this.runs instanceof SqliteRuns ? this.runs.replayed : [];
   }
 
   fencedRuns(lease: SessionLease): RunsApi {
@@ -310,6 +328,9 @@ class SqliteStore implements SqliteSessionStore {
   }
 
   async recover(): Promise<void> {
+    // The run journals of processes that stopped before folding them first: a run they finished is final,
+    // not interrupted.
+    if (this.runs instanceof SqliteRuns) this.runs.beforeRead();
     // The common case, no run left running, answered by one indexed read (runs_by_status).
     if (this.#raw.prepare("SELECT 1 FROM runs WHERE status = 'running' LIMIT 1").get() === undefined) return;
     this.recoveredRuns = await this.runs.recoverInterrupted();
@@ -393,9 +414,31 @@ class SqliteStore implements SqliteSessionStore {
   async flush(): Promise<void> {
     // Every database folds even when an earlier one fails or reports a refusal; the first error is thrown.
     let failure: unknown;
+    try {
+      if (this.runs instanceof SqliteRuns) this.runs.beforeWrite();
+    } catch (error) {
+      failure = error;
+    }
     for (const agent of this.#agents.values()) {
       try {
         agent.statements.fold();
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  async durable(): Promise<void> {
+    let failure: unknown;
+    try {
+      if (this.runs instanceof SqliteRuns) this.runs.reportRefusals();
+    } catch (error) {
+      failure = error;
+    }
+    for (const agent of this.#agents.values()) {
+      try {
+        agent.statements.reportRefusals();
       } catch (error) {
         failure ??= error;
       }
@@ -424,6 +467,11 @@ class SqliteStore implements SqliteSessionStore {
       } catch (error) {
         foldFailure ??= error;
       }
+    }
+    try {
+      if (this.runs instanceof SqliteRuns) this.runs.closeJournal();
+    } catch (error) {
+      foldFailure ??= error;
     }
     unregisterRunOwner(this.#owner);
     for (const agent of this.#agents.values()) agent.raw.close();

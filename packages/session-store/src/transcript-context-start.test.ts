@@ -24,10 +24,13 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function newStore(dir?: string): Promise<{ dir: string; store: SqliteSessionStore }> {
+async function newStore(
+  dir?: string,
+  appends?: "journal" | "commit",
+): Promise<{ dir: string; store: SqliteSessionStore }> {
   const stateDir = dir ?? mkdtempSync(join(tmpdir(), "context-start-"));
   if (dir === undefined) dirs.push(stateDir);
-  const store = await openSessionStore({ stateDir });
+  const store = await openSessionStore({ stateDir, ...(appends === undefined ? {} : { appends }) });
   stores.push(store);
   return { dir: stateDir, store };
 }
@@ -109,7 +112,8 @@ describe("reading a compacted session from where its context starts", () => {
   });
 
   it("records the settings on the first read of the history when the compaction's append could not", async () => {
-    const { store } = await newStore();
+    // Committed batches: a journaled batch reads the session's shape to prove itself (and could record them).
+    const { store } = await newStore(undefined, "commit");
     const transcript = store.openTranscript("main", "s", { header: header("s") });
     transcript.appendMany(chain(300));
     // Nothing of the session cached when the compaction is stored (as for a batch written by another process).

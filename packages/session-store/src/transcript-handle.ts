@@ -1,11 +1,11 @@
-// One session's SQLite transcript handle. Owns: the `SqliteTranscript` calls — appends (journaled when the
-// read cache proves them safe, else one autocommit statement, with a write transaction for the slow path,
-// `appendMany` and `appendAtLeaf`), leaf moves and the reads (through transcript-reads.ts) — and turning what
+// One session's SQLite transcript handle. Owns: the `SqliteTranscript` calls — appends and `appendMany`
+// (journaled when the read cache proves them safe, else one autocommit statement, with a write transaction
+// for the slow path, a batch and `appendAtLeaf`), leaf moves and the reads (through transcript-reads.ts) — and turning what
 // they throw on a full disk, a read-only or a damaged file into a `StorageFailure` naming the agent database.
 // Does not own: the statements, the journal's fold or replay (transcript-statements.ts, transcript-replay.ts),
 // the read cache (transcript-reads.ts, transcript-cache.ts) or damaged rows (transcript-quarantine.ts).
 import { TranscriptConflictError } from "./errors.ts";
-import { type JournalMarker, linePrefixFor } from "./sqlite/append-journal.ts";
+import { type JournalMarker, linePrefixFor, type PendingAppend } from "./sqlite/append-journal.ts";
 import { toStorageFailure } from "./storage-errors.ts";
 import { transcriptCache } from "./transcript-cache.ts";
 import { branchShape, omittedOnDemand, readContext, type TranscriptContext } from "./transcript-context.ts";
@@ -172,6 +172,48 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     return true;
   }
 
+  /**
+   * `appendMany` through the journal: when the cache proves every entry new and every parent stored (or
+   * journaled, or earlier in the batch), all the lines go out in one write — durable together, folded with
+   * the rest of the group. False: the caller commits the batch in one transaction instead (nothing written).
+   */
+  #appendManyToJournal(entries: readonly TranscriptEntry[]): boolean {
+    const statements = this.#statements;
+    const journal = statements.journal;
+    const key = this.#cacheKey;
+    if (journal === undefined || statements.hasRefusal(key) || statements.pendingInAnotherStore(key))
+      return false;
+    let session = this.#journaledInBurst === journal.burst ? transcriptCache.find(key) : undefined;
+    let marker: JournalMarker | undefined;
+    if (session === undefined || !session.loaded) {
+      if (statements.db.inTransaction) return false;
+      const time = new Date().toISOString();
+      session = this.#reads.shape().session;
+      marker = { seq: session.scannedSeq, time };
+    }
+    const known = session.positionById;
+    const inBatch = new Set<string>();
+    const appends: PendingAppend[] = [];
+    for (const entry of entries) {
+      const parentId = entry.parentId;
+      if (known.has(entry.id) || journal.isPending(key, entry.id) || inBatch.has(entry.id)) return false;
+      if (
+        parentId !== null &&
+        !known.has(parentId) &&
+        !journal.isPending(key, parentId) &&
+        !inBatch.has(parentId)
+      )
+        return false;
+      inBatch.add(entry.id);
+      appends.push({ sessionId: this.sessionId, cacheKey: key, entry, body: JSON.stringify(entry) });
+    }
+    this.#linePrefix ??= linePrefixFor(this.sessionId);
+    if (!journal.writeMany(appends, this.#linePrefix, marker)) return false;
+    this.#journaledInBurst = journal.burst;
+    if (journal.full) statements.foldBurst();
+    return true;
+  }
+
   appendMany(entries: readonly TranscriptEntry[]): void {
     try {
       this.#appendManyEntries(entries);
@@ -183,6 +225,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 
   #appendManyEntries(entries: readonly TranscriptEntry[]): void {
     for (const entry of entries) assertEntryShape(entry);
+    if (entries.length > 0 && this.#appendManyToJournal(entries)) return;
     this.#statements.fold(this.#cacheKey);
     this.#appendMany ??= this.#statements.db.transaction(
       (entries: readonly TranscriptEntry[], bodies: string[], seqs: number[]) => {

@@ -200,6 +200,11 @@ export class TranscriptStatements {
     return refusalsBySession.has(cacheKey);
   }
 
+  /** Throws (once) the refusals a fold found in this database that no call has reported yet; folds nothing. */
+  reportRefusals(): void {
+    this.#throwRefused();
+  }
+
   /** Folds this store's pending appends now (a burst grew long); a failure waits for the next call. */
   foldBurst(): void {
     this.#foldQuietly();
@@ -353,7 +358,7 @@ export class TranscriptStatements {
     }
   }
 
-  /** The microtask at the end of a burst of appends: a failure leaves the entries pending for the next call. */
+  /** The group commit after a burst of appends: a failure leaves the entries pending for the next call. */
   #foldQuietly(): void {
     try {
       this.#foldPending();

@@ -3,14 +3,15 @@
 // line in one write(2) (O_APPEND; durable against a crash of the process when it returns, the class of pi's
 // JSONL and of a WAL commit without fsync), with a marker line before a session's first entry of a burst,
 // emptying it once its entries are folded, the entries written but not yet folded into SQLite, when a fold
-// is due, and finding and reading the journals whose owner is gone. Does not own: the fold itself or the
+// is due (a group commit in the next event-loop turn), and finding and reading the journals whose owner is gone. Does not own: the fold itself or the
 // replay (transcript.ts inserts the entries with the transcript's rules) or whether an owner is alive (runs.ts).
 //
 // Why: one durable SQLite commit costs about 20–30 µs here (two WAL frames, six fcntl locks), three times an
 // appendFileSync; a line in a file kept open costs about 1.5 µs, and folding a burst of lines into SQLite in
 // one transaction costs a few µs per entry. So an append is durable as soon as its line is written, and SQLite
-// receives the burst's entries together: at the end of the current synchronous burst (a microtask), before any
-// read or other write through this process's stores, or when the burst grows past `FOLD_AT_ENTRIES`.
+// receives the entries together: in a group commit after the current event-loop turn (`setImmediate`: a turn's
+// writes never wait for it), before any read or other write through this process's stores, or when the group
+// grows past `FOLD_AT_ENTRIES`.
 import {
   closeSync,
   ftruncateSync,
@@ -48,9 +49,13 @@ export class AppendJournal {
   #pendingBytes = 0;
   readonly #pendingIds = new Map<string, Set<string>>();
   #foldScheduled = false;
+  #burstEndScheduled = false;
   #burst = 0;
 
-  /** `scheduleFold` runs once per burst of appends (a microtask after the first one). */
+  /**
+   * `scheduleFold` runs once per group of appends: in a `setImmediate` after the first one (the group commit,
+   * off the turn path); readers and writers of this process fold before they touch the database anyway.
+   */
   constructor(databasePath: string, owner: RunOwner, scheduleFold: () => void) {
     this.path = journalPath(databasePath, owner);
     this.#scheduleFold = scheduleFold;
@@ -99,6 +104,31 @@ export class AppendJournal {
       this.#unusable = true;
       return false;
     }
+    this.#written(append);
+    return true;
+  }
+
+  /**
+   * Writes the entries' lines (after a marker line when `marker` is given) in ONE write: `appendMany` made
+   * durable as one line per entry. False, as for `write`, when the journal cannot be written; a crash
+   * mid-write leaves a torn last line that the replay reports and skips (the caller never saw it return).
+   */
+  writeMany(appends: readonly PendingAppend[], linePrefix: string, marker?: JournalMarker): boolean {
+    if (this.#unusable) return false;
+    let text = marker === undefined ? "" : markerLine(marker);
+    for (const append of appends) text += `${linePrefix}${append.body}}\n`;
+    try {
+      this.#fd ??= openSync(this.path, "a", PRIVATE_FILE_MODE);
+      if (writeSync(this.#fd, text) !== Buffer.byteLength(text)) throw new Error("short write");
+    } catch {
+      this.#unusable = true;
+      return false;
+    }
+    for (const append of appends) this.#written(append);
+    return true;
+  }
+
+  #written(append: PendingAppend): void {
     this.#pending.push(append);
     this.#pendingBytes += append.body.length;
     let ids = this.#pendingIds.get(append.cacheKey);
@@ -107,15 +137,22 @@ export class AppendJournal {
       this.#pendingIds.set(append.cacheKey, ids);
     }
     ids.add(append.entry.id);
+    if (!this.#burstEndScheduled) {
+      this.#burstEndScheduled = true;
+      queueMicrotask(() => {
+        this.#burstEndScheduled = false;
+        this.#burst++;
+      });
+    }
     if (!this.#foldScheduled) {
       this.#foldScheduled = true;
-      queueMicrotask(() => {
+      // The group commit: after the current event-loop turn (off the path of the caller's synchronous work
+      // and of the promise chain it is in), together with whatever else this turn journaled.
+      setImmediate(() => {
         this.#foldScheduled = false;
-        this.#burst++;
         this.#scheduleFold();
       });
     }
-    return true;
   }
 
   /** The pending entries are in SQLite now: forgets them and empties the file (it holds only what is not). */

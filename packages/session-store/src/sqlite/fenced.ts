@@ -1,7 +1,8 @@
 // Fenced writes on SQLite: what a turn holding its session's lease writes through, so that a holder that lost
 // the lease (it stalled past its TTL and another process took the session) cannot write any more. Owns: the
-// run writes checked against the lease inside the same control-plane write transaction (atomic: an
-// acquisition is a write to that file, so it cannot land between the check and the write), and the transcript
+// run writes checked against the lease — a journaled write (./run-journal.ts) by a read just before its
+// line is written, like a transcript append; a direct one inside the same control-plane write transaction
+// (atomic: an acquisition is a write to that file, so it cannot land between the check and the write) — and the transcript
 // handle whose writes check the lease first (while a turn holds one). Does not own: the leases (./leases.ts), the runs' rules
 // (./runs.ts, ../runs.ts) or the transcript's (../transcript.ts).
 //
@@ -66,33 +67,59 @@ function guardFor(db: Database.Database, fence: SqliteLeaseFence, lease: Session
 class FencedSqliteRuns extends WritesOwnReadsFrom {
   readonly #runs: SqliteRuns;
   readonly #guard: Guarded;
+  readonly #fence: SqliteLeaseFence;
+  readonly #lease: SessionLease;
 
   constructor(db: Database.Database, fence: SqliteLeaseFence, runs: SqliteRuns, lease: SessionLease) {
     super(runs);
     this.#runs = runs;
     this.#guard = guardFor(db, fence, lease);
+    this.#fence = fence;
+    this.#lease = lease;
   }
 
+  // Journaled (./run-journal.ts) when the runs API can: the lease is checked by a read just before the line is
+  // written, as a transcript append checks it; otherwise the check and the write in one transaction.
+
   async start(input: StartRunInput): Promise<RunRecord> {
-    const row = this.#guard(`starting run ${input.runId}`, () => this.#runs.insertRow(input));
+    const doing = `starting run ${input.runId}`;
+    this.#fence.assert(this.#lease, doing);
+    const journaled = this.#runs.journalStart(input);
+    if (journaled !== undefined) return toRunRecord(journaled);
+    this.#runs.beforeWrite(input.runId);
+    const row = this.#guard(doing, () => this.#runs.insertRow(input));
     // Not inserted: the same runId again; its rules only read.
     return row === undefined ? this.#runs.start(input) : toRunRecord(row);
   }
 
   async update(runId: string, update: RunUpdate): Promise<RunRecord> {
-    const row = this.#guard(`updating run ${runId}`, () => this.#runs.updateRow(runId, update));
+    const doing = `updating run ${runId}`;
+    this.#fence.assert(this.#lease, doing);
+    const journaled = this.#runs.journalUpdate(runId, update);
+    if (journaled !== undefined) return toRunRecord(journaled);
+    this.#runs.beforeWrite(runId);
+    const row = this.#guard(doing, () => this.#runs.updateRow(runId, update));
     if (row === undefined) throw new RecordNotFoundError(`no run ${runId}`);
     return toRunRecord(row);
   }
 
   async finish(runId: string, input: FinishRunInput): Promise<RunRecord> {
-    const row = this.#guard(`finishing run ${runId}`, () => this.#runs.finishRunRow(runId, input));
+    const doing = `finishing run ${runId}`;
+    this.#fence.assert(this.#lease, doing);
+    const journaled = this.#runs.journalFinish(runId, input);
+    if (journaled !== undefined) return toRunRecord(journaled);
+    this.#runs.beforeWrite(runId);
+    const row = this.#guard(doing, () => this.#runs.finishRunRow(runId, input));
     return row === undefined ? this.#runs.finishedAlready(runId, input) : toRunRecord(row);
   }
 
   async appendEvents(runId: string, events: readonly RunEvent[]): Promise<void> {
     if (events.length === 0) return;
-    this.#guard(`appending events to run ${runId}`, () => this.#runs.appendEventsNow(runId, events));
+    const doing = `appending events to run ${runId}`;
+    this.#fence.assert(this.#lease, doing);
+    if (this.#runs.journalEvents(runId, events)) return;
+    this.#runs.beforeWrite(runId);
+    this.#guard(doing, () => this.#runs.appendEventsNow(runId, events));
   }
 }
 

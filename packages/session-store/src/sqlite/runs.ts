@@ -7,11 +7,13 @@
 // Why bypassing Kysely is safe here: the store runs no Kysely transaction on SQLite (this class replaces the
 // only one, `appendEvents`), so every Kysely query is one autocommit statement and a synchronous statement
 // of ours can never land inside someone else's open transaction.
+import { unlinkSync } from "node:fs";
 import type Database from "better-sqlite3";
 import type { Kysely, Selectable } from "kysely";
 import { IdempotencyConflictError, RecordNotFoundError } from "../errors.ts";
 import {
   type FinishRunInput,
+  isRunOwnerAlive,
   KyselyRuns,
   type RunEvent,
   type RunOwner,
@@ -22,8 +24,26 @@ import {
 } from "../runs.ts";
 import type { ControlPlaneDatabase, RunEventsTable, RunsTable } from "../schema.ts";
 import type { SessionRef } from "../sessions.ts";
+import { StorageFailure, toStorageFailure } from "../storage-errors.ts";
+import {
+  hasLines,
+  type JournaledEvent,
+  listRunJournals,
+  RunJournal,
+  type RunJournalReplay,
+  type RunOp,
+  RunOpStatements,
+  readRunJournal,
+} from "./run-journal.ts";
 
 export type RunRow = Selectable<RunsTable>;
+/** A run this store started through its journal and has not finished: what it last wrote, and its events. */
+interface KnownRun {
+  row: RunRow;
+  /** Per seq journaled: `ts`, `stream` and the data's JSON, to apply appendEvents' rules without a read. */
+  readonly events: Map<number, string>;
+}
+
 type UpdateValues = [
   provider: string | null,
   model: string | null,
@@ -41,7 +61,18 @@ const UPDATE_COLUMNS =
   "auth_profile_id = COALESCE(?, auth_profile_id), usage = COALESCE(?, usage), cost_usd = COALESCE(?, cost_usd)";
 
 export class SqliteRuns extends KyselyRuns {
+  readonly #raw: Database.Database;
   readonly #ownerColumns: RunOwner;
+  #journal: RunJournal | undefined;
+  #controlPlanePath = "";
+  readonly #ops: RunOpStatements;
+  #foldTransaction: ((ops: readonly RunOp[]) => string[]) | undefined;
+  #applyTransaction: ((path: string) => ReturnType<typeof readRunJournal> & { applied: number }) | undefined;
+  readonly #known = new Map<string, KnownRun>();
+  /** What folds refused and no write has reported yet. */
+  #refusals: string[] = [];
+  /** Journals of owners that were gone, applied and removed (see `replayed`). */
+  readonly replayed: RunJournalReplay[] = [];
   readonly #insertRun: Database.Statement<unknown[]>;
   readonly #selectRun: Database.Statement<[string], RunRow>;
   readonly #listForSession: Database.Statement<[string, string, number], RunRow>;
@@ -55,7 +86,9 @@ export class SqliteRuns extends KyselyRuns {
 
   constructor(db: Kysely<ControlPlaneDatabase>, raw: Database.Database, owner: RunOwner) {
     super(db, owner);
+    this.#raw = raw;
     this.#ownerColumns = owner;
+    this.#ops = new RunOpStatements(raw, UPDATE_COLUMNS);
     this.#insertRun = raw.prepare(
       "INSERT INTO runs (run_id, agent_id, session_key, session_id, entry_point, status, started_at, provider, " +
         "model, thinking_level, fallback_chain, owner_host, owner_pid, owner_token, owner_start_time, " +
@@ -106,7 +139,233 @@ export class SqliteRuns extends KyselyRuns {
     }).immediate;
   }
 
+  /**
+   * The per-turn writes of runs this store starts go through a run journal next to `controlPlanePath` from
+   * now on (./run-journal.ts): durable when they return, folded into SQLite by a group commit.
+   */
+  enableJournal(controlPlanePath: string): void {
+    this.#controlPlanePath = controlPlanePath;
+    this.#journal = new RunJournal(controlPlanePath, this.#ownerColumns, () => this.#foldQuietly());
+  }
+
+  /** The journal's file, while there is one. */
+  get journalPath(): string | undefined {
+    return this.#journal?.path;
+  }
+
+  // The journaled writes. Each returns undefined (or false) when the write cannot be journaled — no journal,
+  // a caller's transaction open, a refusal not reported yet, a run this store does not know as running —
+  // after which the caller folds and writes directly, under the runs' full rules.
+
+  /** Journals the start of a new run (its id not in SQLite, not started by this store); the row it will be. */
+  journalStart(input: StartRunInput): RunRow | undefined {
+    const journal = this.#journal;
+    if (journal === undefined || this.#raw.inTransaction || this.#refusals.length > 0) return undefined;
+    if (this.#known.has(input.runId) || this.#selectRun.get(input.runId) !== undefined) return undefined;
+    const row = this.#newRow(input);
+    const op: RunOp = {
+      o: "start",
+      v: [
+        row.run_id,
+        row.agent_id,
+        row.session_key,
+        row.session_id,
+        row.entry_point,
+        row.started_at,
+        row.provider,
+        row.model,
+        row.thinking_level,
+        row.owner_host,
+        row.owner_pid,
+        row.owner_token,
+        row.owner_start_time,
+        row.owner_boot_id,
+        row.updated_at,
+      ],
+    };
+    if (!journal.write(op)) return undefined;
+    this.#known.set(row.run_id, { row, events: new Map() });
+    return row;
+  }
+
+  /** Journals an update of a running run this store started; the updated row. */
+  journalUpdate(runId: string, update: RunUpdate): RunRow | undefined {
+    const known = this.#journalable(runId);
+    if (known === undefined) return undefined;
+    const now = Date.now();
+    const values = updateValues(update);
+    if (!this.#journal?.write({ o: "update", id: runId, v: values, t: now })) return undefined;
+    known.row = { ...withValues(known.row, values), updated_at: now };
+    return known.row;
+  }
+
+  /** Journals events of a running run this store started (appendEvents' rules); false: not journaled. */
+  journalEvents(runId: string, events: readonly RunEvent[]): boolean {
+    const known = this.#journalable(runId);
+    if (known === undefined) return false;
+    const fresh = newEvents(runId, known, events);
+    if (fresh.length > 0 && !this.#journal?.write({ o: "events", id: runId, e: fresh })) return false;
+    for (const event of fresh) known.events.set(event.seq, eventKey(event));
+    return true;
+  }
+
+  /** Journals the finish (with its events) of a running run this store started; the finished row. */
+  journalFinish(runId: string, input: FinishRunInput): RunRow | undefined {
+    const known = this.#journalable(runId);
+    if (known === undefined) return undefined;
+    const fresh = newEvents(runId, known, input.events ?? []);
+    const endedAt = input.endedAt ?? Date.now();
+    const values = updateValues(input);
+    const op: RunOp = {
+      o: "finish",
+      id: runId,
+      v: values,
+      s: input.status,
+      at: endedAt,
+      r: input.errorReason ?? null,
+      m: input.errorMessage ?? null,
+      e: fresh,
+    };
+    if (!this.#journal?.write(op)) return undefined;
+    this.#known.delete(runId);
+    return {
+      ...withValues(known.row, values),
+      status: input.status,
+      ended_at: endedAt,
+      error_reason: input.errorReason ?? null,
+      error_message: input.errorMessage ?? null,
+      updated_at: endedAt,
+    };
+  }
+
+  #journalable(runId: string): KnownRun | undefined {
+    if (this.#journal === undefined || this.#raw.inTransaction || this.#refusals.length > 0) return undefined;
+    return this.#known.get(runId);
+  }
+
+  /**
+   * Before a direct write: SQLite gets this store's journaled writes first (their order is the runs' order),
+   * and a refusal a fold found is thrown (once).
+   */
+  beforeWrite(runId?: string): void {
+    // What this store knew of the run stops being the whole truth once a write bypasses the journal.
+    if (runId !== undefined) this.#known.delete(runId);
+    this.#foldOrExplain();
+    this.reportRefusals();
+  }
+
+  /**
+   * Before a read: this store's journaled writes folded, and every other owner's journal next to the control
+   * plane applied (read-through: another process's writes it has not folded yet are seen), a gone owner's
+   * then removed and kept in `replayed`.
+   */
+  beforeRead(): void {
+    this.#foldOrExplain();
+    if (this.#controlPlanePath === "") return;
+    const own = this.#journal?.path;
+    for (const journal of listRunJournals(this.#controlPlanePath)) {
+      if (journal.path === own || !hasLines(journal.path)) continue;
+      this.#applyJournal(journal.path, journal.owner);
+    }
+  }
+
+  /** Applies another owner's journal under the write lock; removes it when its owner is gone. */
+  #applyJournal(path: string, owner: RunOwner): void {
+    this.#applyTransaction ??= this.#raw.transaction((file: string) => {
+      const read = readRunJournal(file);
+      let applied = 0;
+      for (const { line, op } of read.ops) {
+        const refused = this.#ops.apply(op);
+        if (refused === undefined) applied++;
+        else read.problems.push({ line, problem: refused });
+      }
+      return { ...read, applied };
+    }).immediate;
+    const gone = !isRunOwnerAlive(owner);
+    const result = this.#applyTransaction(path);
+    if (!gone) return;
+    if (result.problems[0]?.line === 0) return;
+    try {
+      unlinkSync(path);
+    } catch {
+      // Applied already: applying it again stores nothing new.
+    }
+    this.replayed.push({ path, owner, applied: result.applied, problems: result.problems });
+  }
+
+  /** Folds this store's journaled writes now; a failure throws (they stay pending, and journaled). */
+  #foldOrExplain(): void {
+    try {
+      this.#foldPending();
+    } catch (error) {
+      const failure = toStorageFailure(error, this.#controlPlanePath);
+      const journal = this.#journal;
+      if (failure === undefined || journal === undefined) throw error;
+      throw new StorageFailure({
+        kind: failure.kind,
+        path: failure.path,
+        code: failure.code,
+        problem: failure.problem,
+        hint:
+          `${failure.hint}; the ${journal.pending.length} run writes not in it yet are kept in the run ` +
+          `journal ${journal.path}, stored by the next fold (or by the next reader or opener once this ` +
+          `process is gone) when the file can take them`,
+        keptIn: journal.path,
+        cause: failure.cause,
+      });
+    }
+  }
+
+  #foldQuietly(): void {
+    try {
+      this.#foldPending();
+    } catch {
+      // Kept pending (and journaled); the next call folds again and reports the failure.
+    }
+  }
+
+  #foldPending(): void {
+    const journal = this.#journal;
+    if (journal === undefined || journal.pending.length === 0 || !this.#raw.open || this.#raw.inTransaction)
+      return;
+    const ops = journal.pending;
+    this.#foldTransaction ??= this.#raw.transaction((batch: readonly RunOp[]) => {
+      const refused: string[] = [];
+      for (const op of batch) {
+        const reason = this.#ops.apply(op);
+        if (reason !== undefined) refused.push(reason);
+      }
+      return refused;
+    }).immediate;
+    const refused = this.#foldTransaction(ops);
+    journal.folded(ops.length);
+    this.#refusals.push(...refused);
+  }
+
+  /** Folds and closes the journal (removing its file when everything is in SQLite); throws a failed fold. */
+  closeJournal(): void {
+    const journal = this.#journal;
+    if (journal === undefined) return;
+    try {
+      this.#foldOrExplain();
+    } finally {
+      journal.close();
+      this.#journal = undefined;
+    }
+  }
+
+  /** Throws (once) what folds refused so far, folding nothing (`store.durable`). */
+  reportRefusals(): void {
+    if (this.#refusals.length === 0) return;
+    const refusals = this.#refusals;
+    this.#refusals = [];
+    throw refusalError(refusals);
+  }
+
   override async start(input: StartRunInput): Promise<RunRecord> {
+    const journaled = this.journalStart(input);
+    if (journaled !== undefined) return toRunRecord(journaled);
+    this.beforeWrite(input.runId);
     const row = this.insertRow(input);
     // Inserted: the row is exactly these values. Not inserted: the same runId again (the rules decide).
     return row === undefined ? super.start(input) : toRunRecord(row);
@@ -117,9 +376,31 @@ export class SqliteRuns extends KyselyRuns {
 
   /** Inserts the run; undefined when a run with its id exists already (nothing was written). */
   insertRow(input: StartRunInput): RunRow | undefined {
+    const row = this.#newRow(input);
+    const inserted = this.#insertRun.run(
+      row.run_id,
+      row.agent_id,
+      row.session_key,
+      row.session_id,
+      row.entry_point,
+      row.started_at,
+      row.provider,
+      row.model,
+      row.thinking_level,
+      row.owner_host,
+      row.owner_pid,
+      row.owner_token,
+      row.owner_start_time,
+      row.owner_boot_id,
+      row.updated_at,
+    );
+    return inserted.changes === 1 ? row : undefined;
+  }
+
+  #newRow(input: StartRunInput): RunRow {
     const now = input.startedAt ?? Date.now();
     const owner = this.#ownerColumns;
-    const row: RunRow = {
+    return {
       run_id: input.runId,
       agent_id: input.agentId,
       session_key: input.sessionKey,
@@ -144,24 +425,6 @@ export class SqliteRuns extends KyselyRuns {
       owner_boot_id: owner.bootId ?? null,
       updated_at: now,
     };
-    const inserted = this.#insertRun.run(
-      row.run_id,
-      row.agent_id,
-      row.session_key,
-      row.session_id,
-      row.entry_point,
-      row.started_at,
-      row.provider,
-      row.model,
-      row.thinking_level,
-      row.owner_host,
-      row.owner_pid,
-      row.owner_token,
-      row.owner_start_time,
-      row.owner_boot_id,
-      row.updated_at,
-    );
-    return inserted.changes === 1 ? row : undefined;
   }
 
   /** The updated row; undefined when there is no such run. */
@@ -182,12 +445,18 @@ export class SqliteRuns extends KyselyRuns {
   }
 
   override async update(runId: string, update: RunUpdate): Promise<RunRecord> {
+    const journaled = this.journalUpdate(runId, update);
+    if (journaled !== undefined) return toRunRecord(journaled);
+    this.beforeWrite(runId);
     const row = this.updateRow(runId, update);
     if (row === undefined) throw new RecordNotFoundError(`no run ${runId}`);
     return toRunRecord(row);
   }
 
   override async finish(runId: string, input: FinishRunInput): Promise<RunRecord> {
+    const journaled = this.journalFinish(runId, input);
+    if (journaled !== undefined) return toRunRecord(journaled);
+    this.beforeWrite(runId);
     const row = this.finishRunRow(runId, input);
     if (row !== undefined) return toRunRecord(row);
     return this.finishedAlready(runId, input);
@@ -224,18 +493,83 @@ export class SqliteRuns extends KyselyRuns {
     ref: SessionRef,
     options: { readonly limit?: number } = {},
   ): Promise<RunRecord[]> {
+    this.beforeRead();
     // A negative LIMIT is no limit in SQLite.
     return this.#listForSession.all(ref.agentId, ref.sessionKey, options.limit ?? -1).map(toRunRecord);
   }
 
   override async get(runId: string): Promise<RunRecord | undefined> {
+    this.beforeRead();
     const row = this.#selectRun.get(runId);
     return row === undefined ? undefined : toRunRecord(row);
   }
 
+  override async events(runId: string, options: { readonly afterSeq?: number } = {}): Promise<RunEvent[]> {
+    this.beforeRead();
+    return super.events(runId, options);
+  }
+
+  override async recoverInterrupted(now?: number): Promise<RunRecord[]> {
+    this.beforeRead();
+    return super.recoverInterrupted(now);
+  }
+
   override async appendEvents(runId: string, events: readonly RunEvent[]): Promise<void> {
+    if (this.journalEvents(runId, events)) return;
+    this.beforeWrite(runId);
     this.appendEventsNow(runId, events);
   }
+}
+
+function refusalError(refusals: readonly string[]): IdempotencyConflictError {
+  return new IdempotencyConflictError(
+    `journaled run writes refused when folded into SQLite: ${refusals.slice(0, 5).join("; ")}` +
+      (refusals.length > 5 ? ` (and ${refusals.length - 5} more)` : ""),
+  );
+}
+
+/** The row with an update's present values (`COALESCE(?, column)` in JS). */
+function withValues(row: RunRow, values: UpdateValues): RunRow {
+  const [provider, model, thinkingLevel, fallbackChain, authProfileId, usage, costUsd] = values;
+  return {
+    ...row,
+    provider: provider ?? row.provider,
+    model: model ?? row.model,
+    thinking_level: thinkingLevel ?? row.thinking_level,
+    fallback_chain: fallbackChain ?? row.fallback_chain,
+    auth_profile_id: authProfileId ?? row.auth_profile_id,
+    usage: usage ?? row.usage,
+    cost_usd: costUsd ?? row.cost_usd,
+  };
+}
+
+function eventKey(event: JournaledEvent): string {
+  return `${event.ts}\u0000${event.stream}\u0000${event.data}`;
+}
+
+/**
+ * appendEvents' rules against what this store journaled of the run: the events not journaled yet; an event
+ * again is a no-op, another event with a used seq throws (nothing journaled then).
+ */
+function newEvents(runId: string, known: KnownRun, events: readonly RunEvent[]): JournaledEvent[] {
+  const fresh: JournaledEvent[] = [];
+  const inBatch = new Map<number, string>();
+  for (const event of events) {
+    const stored: JournaledEvent = {
+      seq: event.seq,
+      ts: event.ts,
+      stream: event.stream,
+      data: JSON.stringify(event.data ?? null),
+    };
+    const key = eventKey(stored);
+    const before = known.events.get(event.seq) ?? inBatch.get(event.seq);
+    if (before === key) continue;
+    if (before !== undefined)
+      throw new IdempotencyConflictError(`run ${runId} already has a different event with seq ${event.seq}`);
+    inBatch.set(event.seq, key);
+    fresh.push(stored);
+  }
+  return fresh;
 }
 
 function updateValues(update: RunUpdate): UpdateValues {

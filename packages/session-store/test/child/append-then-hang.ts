@@ -1,6 +1,6 @@
 // A child process for src/sqlite/append-journal.test.ts: appends `count` entries in one synchronous burst,
 // prints "appended", then either blocks its thread until the parent kills it (kill -9: the burst's fold, a
-// microtask, never runs, so the entries exist only in this process's append journal) or, with `exit`, calls
+// group commit, never runs, so the entries exist only in this process's append journal) or, with `exit`, calls
 // process.exit without closing the store.
 //   node --conditions=@agent-kernel/source test/child/append-then-hang.ts <stateDir> <count> [hang|exit]
 import { writeSync } from "node:fs";
