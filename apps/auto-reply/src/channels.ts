@@ -17,6 +17,7 @@ import {
 import { createWebchatChannel, webchatOptionsFromConfig } from "@agent-kernel/channels-webchat";
 import type { KernelConfig } from "@agent-kernel/config";
 
+/** Where the adapters keep their state, and where they report errors. */
 export interface ChannelsFromConfigOptions {
   /** Where Telegram keeps its polling offset and Slack its handled events (the kernel store's `channelState`). */
   readonly channelState: ChannelStateLike & SlackChannelStateLike;

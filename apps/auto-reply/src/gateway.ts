@@ -70,6 +70,13 @@ export interface HandledTurn {
   readonly deliveryLimit?: DeliveryLimitRecord;
 }
 
+/** A message whose session already had a turn running when it arrived (see `whenBusy`). */
+export interface BusyMessage {
+  readonly inbound: InboundMessage;
+  readonly route: Route;
+  readonly senderIsOwner: boolean;
+}
+
 export interface AutoReplyGatewayOptions {
   readonly config: KernelConfig;
   readonly stateDir: string;
@@ -92,6 +99,12 @@ export interface AutoReplyGatewayOptions {
   readonly shutdownGraceMs?: number;
   readonly log?: (line: string) => void;
   readonly onTurnEnd?: (turn: HandledTurn) => void;
+  /**
+   * Takes a message whose session has a turn running (the gateway's follow-up queue: steered into that turn,
+   * queued, collected or interrupting it, by queue mode). Resolves once the message is stored; then it leaves
+   * the inbox. Absent: the message waits for its own turn behind the running one.
+   */
+  readonly whenBusy?: (message: BusyMessage) => Promise<void>;
 }
 
 export interface AutoReplyGateway {
@@ -342,6 +355,24 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
       return;
     }
     const owner = entry.senderIsOwner || (options.ownerIds ?? []).includes(inbound.sender.id);
+    const whenBusy = options.whenBusy;
+    if (
+      whenBusy !== undefined &&
+      kernel !== undefined &&
+      (sessionChains.has(routed.sessionKey) ||
+        kernel.activeRuns({ sessionKey: routed.sessionKey }).length > 0)
+    ) {
+      outstanding += 1;
+      void whenBusy({ inbound, route: routed, senderIsOwner: owner })
+        .then(() => inbox.done(entry.id))
+        .catch((error: unknown) =>
+          log(
+            `message ${inbound.messageId}: the busy-session queue refused it: ${errorText(error)}; kept in the inbox`,
+          ),
+        )
+        .finally(settleOne);
+      return;
+    }
     outstanding += 1;
     const previous = sessionChains.get(routed.sessionKey) ?? Promise.resolve();
     const next = previous

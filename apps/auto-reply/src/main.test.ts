@@ -1,7 +1,10 @@
 // The `auto-reply` binary as a subprocess (from source): a bad flag or config exits 2 with one paragraph;
-// with a web chat channel it starts listening, and SIGTERM shuts it down cleanly (exit 0).
+// with a web chat channel it starts listening and prints the page link with its token, SIGTERM shuts it down
+// cleanly (exit 143); a port in use is one clear line and exit 3, not a stack trace.
+
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, type OnTestFinishedHandler } from "vitest";
@@ -52,7 +55,24 @@ describe.concurrent("auto-reply (the binary)", () => {
     expect(run.stderr()).toContain("no channel is configured");
   });
 
-  it("starts the web chat channel and stops cleanly on SIGTERM", async ({ onTestFinished }) => {
+  it("a web chat port in use is one clear line and exit 3", async ({ onTestFinished }) => {
+    const dir = scratch(onTestFinished);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    onTestFinished(() => void taken.close());
+    const port = (taken.address() as { port: number }).port;
+    const file = join(dir, "config.json5");
+    writeFileSync(file, `{ channels: { webchat: { port: ${port}, token: "t0ken" } } }`);
+    const run = start(["--config", file, "--state-dir", join(dir, "state")]);
+    expect(await run.exited).toBe(3);
+    expect(run.stderr()).toBe(
+      `auto-reply: cannot listen on 127.0.0.1:${port}: the port is already in use (another gateway running? change channels.<id>.port)\n`,
+    );
+  });
+
+  it("starts the web chat channel, prints its link with the token, and stops cleanly on SIGTERM", async ({
+    onTestFinished,
+  }) => {
     const dir = scratch(onTestFinished);
     const file = join(dir, "config.json5");
     writeFileSync(file, '{ channels: { webchat: { port: 0, token: "t0ken" } } }');
@@ -65,8 +85,10 @@ describe.concurrent("auto-reply (the binary)", () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(run.stderr()).toContain("listening on webchat:default");
+    while (!run.stderr().includes("#token=")) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(run.stderr()).toMatch(/\[auto-reply\] web chat: http:\/\/127\.0\.0\.1:\d+\/#token=t0ken\n/);
     run.child.kill("SIGTERM");
-    expect(await run.exited).toBe(0);
+    expect(await run.exited).toBe(143);
     expect(run.stderr()).toContain("shutting down");
   });
 });

@@ -64,34 +64,50 @@ if (!["telegram", "slack", "webchat"].some((id) => config.channels[id]?.enabled 
 const { createKernel, openKernelStore } = await import("@agent-kernel/kernel");
 const { channelsFromConfig } = await import("./channels.ts");
 const { createAutoReplyGateway } = await import("./gateway.ts");
+const { servedUrls, startupFailure, startWithRetry, turnLine } = await import("./startup.ts");
 
 const store = await openKernelStore({ stateDir, config });
-let channels: ReturnType<typeof channelsFromConfig>;
+const kernel = createKernel({ config, store });
+const stopping = new AbortController();
+let stopSignal: "SIGINT" | "SIGTERM" | undefined;
+let gateway: ReturnType<typeof createAutoReplyGateway> | undefined;
+let channels: ReturnType<typeof channelsFromConfig> = [];
 try {
-  channels = channelsFromConfig(config, { channelState: store.channelState, log });
+  // Fresh adapters per attempt: one that failed to start cannot be started again.
+  gateway = await startWithRetry(
+    async () => {
+      channels = channelsFromConfig(config, { channelState: store.channelState, log });
+      const attempt = createAutoReplyGateway({
+        config,
+        stateDir,
+        channels,
+        kernel,
+        store,
+        log,
+        onTurnEnd: (turn) => log(turnLine(turn)),
+      });
+      await attempt.start();
+      return attempt;
+    },
+    { log, signal: stopping.signal },
+  );
 } catch (error) {
   await store.close();
-  fail((error as Error).message, 2);
+  const failure = startupFailure(error);
+  fail(failure.line, failure.exitCode);
 }
-const gateway = createAutoReplyGateway({
-  config,
-  stateDir,
-  channels,
-  kernel: createKernel({ config, store }),
-  store,
-  log,
-});
-await gateway.start();
 log(`listening on ${channels.map((channel) => `${channel.id}:${channel.accountId}`).join(", ")}`);
+for (const line of servedUrls(channels)) log(line);
 
-let stopping = false;
-const shutdown = async () => {
-  if (stopping) process.exit(130);
-  stopping = true;
+const shutdown = async (signal: "SIGINT" | "SIGTERM") => {
+  const code = signal === "SIGTERM" ? 143 : 130;
+  if (stopSignal !== undefined) process.exit(code);
+  stopSignal = signal;
+  stopping.abort();
   log("shutting down: letting running turns finish");
-  await gateway.stop();
+  await gateway?.stop();
   await store.close();
-  process.exit(0);
+  process.exit(code);
 };
-process.on("SIGINT", () => void shutdown());
-process.on("SIGTERM", () => void shutdown());
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
