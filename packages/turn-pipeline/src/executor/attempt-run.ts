@@ -22,7 +22,12 @@ import { createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts"
 import { missingCredential, ProviderAnswerWatch } from "./provider-answer.ts";
 import type { Recovery } from "./recovery.ts";
 import { storageFailureOf } from "./storage-failure.ts";
-import { type BootstrapFile, buildKernelSystemPrompt } from "./system-prompt.ts";
+import {
+  type BootstrapFile,
+  buildKernelSystemPrompt,
+  kernelPromptSettings,
+  systemPromptHash,
+} from "./system-prompt.ts";
 import type { AttemptTrace, RunTrace } from "./tracing.ts";
 import { addUsage, type TurnScope } from "./turn-state.ts";
 import { sandboxPromptFacts } from "./turn-tools.ts";
@@ -43,6 +48,8 @@ export interface AttemptInputs {
   readonly tools: readonly ToolDefinition[];
   readonly toolSandbox: ToolSandbox;
   readonly bootstrapFiles: readonly BootstrapFile[];
+  /** The session's skills catalog (its snapshot), listed in the prompt's Skills section. */
+  readonly skillsPrompt?: string;
   readonly trace: RunTrace;
 }
 
@@ -113,6 +120,9 @@ export class AttemptRunner {
         workspaceDir: toolSandbox.sandboxed ? toolSandbox.cwd : context.workspaceDir,
         ...(toolSandbox.sandboxed ? { sandbox: sandboxPromptFacts(toolSandbox) } : {}),
         toolNames: this.#toolNames,
+        ...kernelPromptSettings(context.config, context.agentId),
+        skillsPrompt: this.#inputs.skillsPrompt,
+        sessionKey: context.sessionKey,
         agentId: context.agentId,
         provider: model.provider,
         model: model.id,
@@ -169,6 +179,8 @@ export class AttemptRunner {
       model: model.id,
       thinkingLevel: level,
       ...(profileId === undefined ? {} : { authProfileId: profileId }),
+      // The whole system prompt pi sends (preamble, extra prompt, project context): replay can tell it changed.
+      systemPromptHash: systemPromptHash(session.systemPrompt),
     });
 
     let thrown: string | undefined;

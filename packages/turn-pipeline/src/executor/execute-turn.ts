@@ -32,6 +32,7 @@ import { resolveAgentConfig } from "@agent-kernel/config";
 import { recordProfileSuccess } from "@agent-kernel/runtime-resolver";
 import { SandboxUnavailableError } from "@agent-kernel/sandbox";
 import { type PiSessionBinding, PiSessionBindingCache } from "../session-manager/index.ts";
+import { buildSkillsSnapshot, resolveSessionSkills } from "../skills/index.ts";
 import {
   classifyAttempt,
   endAnswered,
@@ -123,6 +124,10 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     activeBinding.deferWrites();
     const sessionManager = activeBinding.sessionManager;
     const bootstrapFiles = await resolveBootstrap(context, sessionManager, mode, agentConfig);
+    // The session's skills: its recorded snapshot, or one taken now and recorded (skills/snapshot.ts).
+    const skills = resolveSessionSkills(sessionManager, () =>
+      buildSkillsSnapshot(config, context.workspaceDir, { stateDir: context.runtime.stateDir }),
+    );
     const tools = turnTools(context, toolSandbox, state.messagingTexts);
     const recovery = new Recovery(turn, sessionManager, firstCandidate);
     const attempts = new AttemptRunner(turn, {
@@ -132,6 +137,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       tools,
       toolSandbox,
       bootstrapFiles,
+      skillsPrompt: skills.prompt,
       trace: runTrace,
     });
 

@@ -24,10 +24,14 @@ export {
   BOOTSTRAP_FILE_NAMES,
   type BootstrapFile,
   buildKernelSystemPrompt,
+  DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS,
   type KernelPromptInput,
+  kernelPromptSettings,
   loadBootstrapFiles,
   MINIMAL_BOOTSTRAP_FILE_NAMES,
+  systemPromptHash,
   trimBootstrapContent,
+  USER_BOOTSTRAP_MAX_CHARS,
 } from "./system-prompt.ts";
 export { TRACE_ATTRIBUTES, TRACER_NAME } from "./tracing.ts";
 export {

@@ -1,278 +1,31 @@
-// The kernel-built system prompt. Owns: the preamble sections (tooling, safety, workspace, runtime metadata),
-// the minimal mode for subagents and the planner, reading the workspace bootstrap files with OpenClaw's rules
-// (blank skipped, large trimmed head 75 % + tail 25 % around a marker, missing → a one-line marker) plus the
-// kernel's own safety rules for them (the model may write the workspace: only regular files are read, a link
-// only when it stays inside the workspace, and never more bytes than the cut keeps; anything else → a one-line
-// `[SKIPPED]` marker) and the record that makes them a first-turn-only read (a `custom` transcript entry
-// replayed on later turns, so the prompt stays the same for the whole session and across restarts). Does not
-// own: how pi renders sections (the preamble is pi's `customPrompt`, the extra system prompt its `addendum`,
-// bootstrap files its `project_context`) or which tools exist (the caller passes their names).
-import { constants, lstatSync, type Stats } from "node:fs";
-import { type FileHandle, lstat, open, readlink, realpath } from "node:fs/promises";
-import { isAbsolute, join, relative, sep } from "node:path";
-import { StringDecoder } from "node:string_decoder";
+// The kernel-built system prompt, section by section as OpenClaw 2026.9.6's buildAgentSystemPrompt lays it out
+// (texts kept where the kernel has the feature; adapted where it differs, each difference in docs/parity.md):
+// Tooling, Tool Call Style, Execution Bias, Promised Work, Safety, Gateway Control, Skills, Memory, Model
+// Aliases, Workspace, Documentation, Sandbox, Workspace Files, Assistant Output Directives, Silent Replies,
+// Messaging, Voice, Reactions, Runtime — and the minimal mode for subagents and the planner (only how to work:
+// no Execution Bias, Documentation, Model Aliases, Output Directives, Silent Replies, Voice, Memory; Messaging
+// only when a messaging route exists). Owns: the preamble's text, deterministic for the same input, and what
+// the config decides of it (kernelPromptSettings). Does not own: how pi renders the rest (the preamble is pi's
+// `customPrompt`, the extra system prompt its `addendum`, bootstrap files its `project_context`: see
+// bootstrap-files.ts), which tools exist (the caller passes their names) or which skills (skills/).
+import { createHash } from "node:crypto";
+import { arch, platform, version } from "node:process";
+import { type KernelConfig, resolveAgentConfig } from "@agent-kernel/config";
+import { SILENT_REPLY_TOKEN } from "../streaming/index.ts";
 
-/** OpenClaw's bootstrap files, in injection order. */
-export const BOOTSTRAP_FILE_NAMES = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md"] as const;
-/** Minimal mode (subagents, planner) keeps only the files about how to work, not who to be. */
-export const MINIMAL_BOOTSTRAP_FILE_NAMES = ["AGENTS.md", "TOOLS.md"] as const;
-/** The transcript entry recording what the first turn injected (not part of the model context). */
-export const BOOTSTRAP_ENTRY_TYPE = "agent-kernel.bootstrap";
+export {
+  BOOTSTRAP_ENTRY_TYPE,
+  BOOTSTRAP_FILE_NAMES,
+  type BootstrapFile,
+  DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS,
+  loadBootstrapFiles,
+  MINIMAL_BOOTSTRAP_FILE_NAMES,
+  recordedBootstrap,
+  trimBootstrapContent,
+  USER_BOOTSTRAP_MAX_CHARS,
+} from "./bootstrap-files.ts";
 
-const HEAD_RATIO = 0.75;
-const TAIL_RATIO = 0.25;
-/** A UTF-8 character is at most 4 bytes: `maxChars` characters never need more than 4 × maxChars bytes. */
-const MAX_UTF8_BYTES = 4;
-/**
- * How a bootstrap file is opened: never through a final symbolic link (the model may have planted one),
- * never waiting on a FIFO or device (the type is checked on the open handle, before any read).
- * `O_NOFOLLOW` and `O_NONBLOCK` are absent on Windows, where the `lstat` before the open is the only guard.
- */
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-
-/** One bootstrap file as injected: `content` is already trimmed, the missing-file or the skipped-file marker. */
-export interface BootstrapFile {
-  readonly path: string;
-  readonly content: string;
-}
-
-/** OpenClaw's trimming: head and tail kept around a marker naming the file and what was kept. */
-export function trimBootstrapContent(
-  content: string,
-  fileName: string,
-  maxChars: number,
-): { content: string; truncated: boolean } {
-  const trimmed = content.trimEnd();
-  if (trimmed.length <= maxChars) return { content: trimmed, truncated: false };
-  return { content: cutAround(trimmed, trimmed, `${trimmed.length}`, fileName, maxChars), truncated: true };
-}
-
-/** The cut: the start of `head` and the end of `tail` around the marker, `total` naming the whole's size. */
-function cutAround(head: string, tail: string, total: string, fileName: string, maxChars: number): string {
-  const marker = (headChars: number, tailChars: number) =>
-    [
-      "",
-      `[...truncated, read ${fileName} for full content...]`,
-      `…(truncated ${fileName}: kept ${headChars}+${tailChars} chars of ${total})…`,
-      "",
-    ].join("\n");
-  let headChars = 0;
-  let tailChars = 0;
-  // Two passes settle the marker's own length (its numbers grow with the kept counts).
-  for (let pass = 0; pass < 3; pass++) {
-    const budget = Math.max(0, maxChars - marker(headChars, tailChars).length - 2);
-    headChars = Math.floor(budget * HEAD_RATIO);
-    tailChars = Math.floor(budget * TAIL_RATIO);
-  }
-  const rendered = [
-    head.slice(0, headChars),
-    marker(headChars, tailChars),
-    tailChars > 0 ? tail.slice(-tailChars) : "",
-  ]
-    .filter((part) => part.length > 0)
-    .join("\n");
-  return rendered.slice(0, maxChars);
-}
-
-/**
- * Reads the bootstrap files of a workspace with the injection rules applied. Most workspaces lack most of
- * the files: a missing one is found with a synchronous `lstat` (no exception built for a missing file), and
- * the files that exist are read concurrently, so a first turn costs one file-system round trip, not five.
- *
- * The model may have written the workspace (its tools, or a sandbox with the workspace mounted read-write),
- * and the files are read by the gateway's user, so each is read defensively: only a regular file, opened
- * without following a final link and without blocking, and at most the bytes the cut can keep (the head and
- * the tail of a larger file, never the whole). A link is followed only when its target's real path stays
- * inside the workspace's real path (the target is opened without following links too, and the opened file
- * is checked to be that one, so a swap in between fails closed). Anything else becomes a `[SKIPPED]` marker
- * naming why, in the shape of the `[MISSING]` one.
- */
-export async function loadBootstrapFiles(
-  workspaceDir: string,
-  options: { maxChars: number; mode: "full" | "minimal" },
-): Promise<BootstrapFile[]> {
-  const names = options.mode === "minimal" ? MINIMAL_BOOTSTRAP_FILE_NAMES : BOOTSTRAP_FILE_NAMES;
-  let workspaceRealPath: Promise<string> | undefined;
-  const workspace = { dir: workspaceDir, realPath: () => (workspaceRealPath ??= realpath(workspaceDir)) };
-  const reads = await Promise.all(names.map((name) => readBootstrapFile(workspace, name, options.maxChars)));
-  const files: BootstrapFile[] = [];
-  names.forEach((name, index) => {
-    const path = join(workspaceDir, name);
-    const read = reads[index] ?? MISSING;
-    switch (read.kind) {
-      case "missing":
-        files.push({ path, content: `[MISSING] Expected at: ${path}` });
-        return;
-      case "skipped":
-        files.push({ path, content: `[SKIPPED] ${read.reason}: ${path}` });
-        return;
-      case "whole":
-        if (read.text.trim() === "") return;
-        files.push({ path, content: trimBootstrapContent(read.text, name, options.maxChars).content });
-        return;
-      case "ends":
-        files.push({
-          path,
-          content: cutAround(read.head, read.tail.trimEnd(), `${read.bytes} bytes`, name, options.maxChars),
-        });
-        return;
-    }
-  });
-  return files;
-}
-
-/** What reading one bootstrap file found: `ends` when only its head and tail were read (it is larger). */
-type BootstrapRead =
-  | { readonly kind: "missing" }
-  | { readonly kind: "skipped"; readonly reason: string }
-  | { readonly kind: "whole"; readonly text: string }
-  | { readonly kind: "ends"; readonly head: string; readonly tail: string; readonly bytes: number };
-
-const MISSING: BootstrapRead = { kind: "missing" };
-/** One reason for every refused link (outside, dangling, a loop): the marker is no oracle for host paths. */
-const REFUSED_LINK: BootstrapRead = {
-  kind: "skipped",
-  reason: "Symbolic link not resolving to a file inside the workspace",
-};
-
-interface Workspace {
-  readonly dir: string;
-  /** The workspace's real path, resolved once per load and only when a link needs it. */
-  readonly realPath: () => Promise<string>;
-}
-
-async function readBootstrapFile(
-  workspace: Workspace,
-  name: string,
-  maxChars: number,
-): Promise<BootstrapRead> {
-  const path = join(workspace.dir, name);
-  let seen: Stats | undefined;
-  try {
-    seen = lstatSync(path, { throwIfNoEntry: false });
-  } catch {
-    seen = undefined; // as `existsSync` did: an unreadable path (a file for a directory, no permission) is missing
-  }
-  if (seen === undefined) return MISSING;
-  if (seen.isSymbolicLink()) {
-    let target: string;
-    let root: string;
-    try {
-      [target, root] = await Promise.all([realpath(path), workspace.realPath()]);
-    } catch {
-      return REFUSED_LINK;
-    }
-    if (!isInside(root, target)) return REFUSED_LINK;
-    return readRegularFile(target, maxChars, root);
-  }
-  if (!seen.isFile()) return notRegular(seen);
-  return readRegularFile(path, maxChars);
-}
-
-/**
- * Opens `path` (no final link followed, no blocking), checks the handle is a regular file (and, for a link's
- * target, that it still lies inside `root`) and reads at most what the cut keeps.
- */
-async function readRegularFile(path: string, maxChars: number, root?: string): Promise<BootstrapRead> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, OPEN_FLAGS);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return MISSING; // vanished since it was seen
-    if (code === "ELOOP" || code === "EMLINK") return REFUSED_LINK; // became a link since it was seen
-    if (code === "ENXIO" || code === "EISDIR") return { kind: "skipped", reason: "Not a regular file" };
-    throw error;
-  }
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) return notRegular(stats);
-    if (root !== undefined && !(await opensInside(handle, stats, path, root))) return REFUSED_LINK;
-    return await readEnds(handle, stats.size, maxChars);
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * Whether the opened link target is the file inside the workspace (a directory on its path may have been
- * swapped for a link since `realpath`; `O_NOFOLLOW` guards only the last component). On Linux the handle's
- * own path says so exactly; elsewhere the path must still resolve to itself and name the opened file.
- */
-async function opensInside(handle: FileHandle, stats: Stats, path: string, root: string): Promise<boolean> {
-  try {
-    return isInside(root, await readlink(`/proc/self/fd/${handle.fd}`));
-  } catch {
-    // no /proc: fall through to the portable check
-  }
-  try {
-    const [again, now] = await Promise.all([realpath(path), lstat(path)]);
-    return again === path && now.isFile() && now.dev === stats.dev && now.ino === stats.ino;
-  } catch {
-    return false;
-  }
-}
-
-/** The text of a file of `size` bytes: whole when the cut could keep any of it, else only its head and tail. */
-async function readEnds(handle: FileHandle, size: number, maxChars: number): Promise<BootstrapRead> {
-  // Enough bytes for maxChars characters, plus one character so the head alone proves the cut.
-  const window = (maxChars + 1) * MAX_UTF8_BYTES;
-  if (size <= 2 * window) return { kind: "whole", text: (await readAt(handle, 0, size)).toString("utf8") };
-  // The head drops a character cut at its end; the tail drops the continuation bytes of one cut at its start.
-  const head = new StringDecoder("utf8").write(await readAt(handle, 0, window));
-  const tailBytes = await readAt(handle, size - window, window);
-  let start = 0;
-  while (start < MAX_UTF8_BYTES - 1 && ((tailBytes[start] ?? 0) & 0xc0) === 0x80) start++;
-  return { kind: "ends", head, tail: tailBytes.subarray(start).toString("utf8"), bytes: size };
-}
-
-/** Up to `length` bytes from `position` (fewer when the file ended sooner). */
-async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(length);
-  let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return buffer.subarray(0, filled);
-}
-
-function notRegular(stats: Stats): BootstrapRead {
-  const kind = stats.isDirectory()
-    ? "directory"
-    : stats.isFIFO()
-      ? "FIFO"
-      : stats.isSocket()
-        ? "socket"
-        : stats.isBlockDevice() || stats.isCharacterDevice()
-          ? "device"
-          : stats.isSymbolicLink()
-            ? "symbolic link"
-            : "special file";
-  return { kind: "skipped", reason: `Not a regular file (${kind})` };
-}
-
-/** Whether `path` lies strictly inside `root` (both real paths). */
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
-}
-
-/** What the first turn recorded, or undefined when the branch has no record. */
-export function recordedBootstrap(
-  branch: readonly { readonly type: string; readonly customType?: string; readonly data?: unknown }[],
-): BootstrapFile[] | undefined {
-  for (let i = branch.length - 1; i >= 0; i--) {
-    const entry = branch[i];
-    if (entry?.type === "custom" && entry.customType === BOOTSTRAP_ENTRY_TYPE) {
-      const files = (entry.data as { files?: unknown } | undefined)?.files;
-      return Array.isArray(files) ? (files as BootstrapFile[]) : [];
-    }
-  }
-  return undefined;
-}
-
+/** What the prompt is built from. Everything optional beyond the first block defaults to "absent". */
 export interface KernelPromptInput {
   readonly mode: "full" | "minimal";
   readonly workspaceDir: string;
@@ -284,45 +37,361 @@ export interface KernelPromptInput {
   readonly thinkingLevel: string;
   /** A sandboxed session: what its tools see (mount paths with their access) and whether it has network. */
   readonly sandbox?: { readonly mounts: readonly string[]; readonly network: boolean };
+  /** The session's skills catalog (its snapshot's `<available_skills>`); listed only when `read` is a tool. */
+  readonly skillsPrompt?: string | undefined;
+  readonly sessionKey?: string | undefined;
+  /** The channel the turn came from (`telegram`, `slack`, `webchat`, `cli`…). */
+  readonly channel?: string | undefined;
+  /** `agents.defaults.reasoningDefault`: whether reasoning is shown. */
+  readonly reasoningLevel?: string | undefined;
+  /** The token a reply of nothing is (default NO_REPLY); `null`: no Silent Replies section. */
+  readonly silentToken?: string | null | undefined;
+  /** Configured model aliases, listed in full mode. */
+  readonly modelAliases?: readonly { readonly alias: string; readonly ref: string }[] | undefined;
+  /** A channel's reaction guidance (OpenClaw's `reactionLevel`). */
+  readonly reactions?: { readonly level: "minimal" | "extensive"; readonly channel: string } | undefined;
+  /** A text-to-speech hint (OpenClaw's Voice section); the kernel has no TTS of its own. */
+  readonly ttsHint?: string | undefined;
+  /** Where the kernel's documentation is; the Documentation section is left out without it. */
+  readonly docsUrl?: string | undefined;
+  /** The host facts of the Runtime line (default: this process's); injectable so a prompt is reproducible. */
+  readonly host?: { readonly os: string; readonly arch: string; readonly node: string } | undefined;
 }
 
+/** OpenClaw's tool summaries for the tools the kernel has (system-prompt-tool-list.ts), in its order. */
 const TOOL_SUMMARIES: Readonly<Record<string, string>> = {
-  read: "read a file of the workspace",
-  write: "create or overwrite a file of the workspace",
-  edit: "replace exact text in a file of the workspace",
-  exec: "run a shell command in the workspace (time and output are capped)",
-  message: "send a message to the user now, through the conversation's channel",
-  sessions_list: "list this agent's sessions",
-  sessions_history: "read the recent messages of one of this agent's sessions",
+  read: "Read files",
+  write: "Write files",
+  edit: "Exact file edits",
+  apply_patch: "Patch files",
+  grep: "Search file contents",
+  find: "Find files by glob",
+  ls: "List directories",
+  exec: "Run shell; pty for TTY CLIs",
+  process: "Control background exec",
+  web_search: "Web search",
+  web_fetch: "Fetch/extract URL",
+  message: "Message/channel actions",
+  sessions_list: "List visible sessions; filters/last",
+  sessions_history: "Read visible session/subagent history",
+  sessions_send: "Message other session/subagent",
+  sessions_spawn: 'Spawn subagent; clean context: context="isolated"; transcript: context="fork"',
+  session_status: "Session/model/usage/time/status; model override",
+  memory_search: "Search the agent's memory files (MEMORY.md, memory/*.md)",
+  memory_get: "Read lines of a memory file",
+  image: "Analyze images",
 };
+const TOOL_ORDER = Object.keys(TOOL_SUMMARIES);
+
+/** The sha256 (hex) of a system prompt: what a run records so replay can tell when the prompt changed. */
+export function systemPromptHash(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/**
+ * The prompt facts the config decides for an agent: reasoning shown or not, model aliases. The Skills section
+ * follows `skills.*` (through the session's snapshot), the bootstrap files `skipBootstrap`,
+ * `bootstrapMaxChars` and `bootstrapTotalMaxChars`, the Sandbox section `sandbox.mode`.
+ */
+export function kernelPromptSettings(
+  config: KernelConfig,
+  agentId: string,
+): Pick<KernelPromptInput, "reasoningLevel" | "modelAliases"> {
+  const agent = resolveAgentConfig(config, agentId);
+  const models = { ...(config.agents.defaults.models ?? {}), ...(agent?.models ?? {}) };
+  const modelAliases = Object.entries(models)
+    .flatMap(([ref, entry]) => (entry?.alias ? [{ alias: entry.alias, ref }] : []))
+    .sort((a, b) => a.alias.localeCompare(b.alias, "en"));
+  return {
+    reasoningLevel: agent?.reasoningDefault ?? config.agents.defaults.reasoningDefault,
+    modelAliases,
+  };
+}
 
 /** The preamble: the sections of the kernel's own prompt. Deterministic for the same input. */
 export function buildKernelSystemPrompt(input: KernelPromptInput): string {
-  const tools =
-    input.toolNames.length === 0
-      ? "No tools are available in this run; answer from the conversation."
-      : input.toolNames
-          .map((name) => `- ${name}: ${TOOL_SUMMARIES[name] ?? "see its description"}`)
-          .join("\n");
-  const sections = [
-    input.mode === "minimal"
-      ? "You are a sub-agent working on one task for another agent. Be brief and return only the result."
-      : "You are a personal assistant running inside an agent gateway.",
-    `## Tooling\n${tools}\nPaths are relative to the workspace; paths outside it are refused.`,
-  ];
-  if (input.mode === "full") {
-    sections.push(
-      "## Safety\nYou have no independent goals. Do not act beyond the user's request, do not try to gain access or resources, and ask before anything destructive or irreversible. Never reveal secrets or credentials.",
+  const minimal = input.mode === "minimal";
+  const tools = new Set(input.toolNames.map((name) => name.trim().toLowerCase()).filter(Boolean));
+  const has = (name: string) => tools.has(name);
+  const lines: string[] = ["You are a personal assistant running inside an agent gateway.", ""];
+
+  if (!minimal || tools.size > 0) lines.push(...toolingSection(input, tools), ...toolCallStyle());
+  if (!minimal) lines.push(...executionBias());
+  lines.push(...promisedWork(), ...safety(), ...control(has("exec")));
+  if (has("read") && input.skillsPrompt?.trim()) lines.push(...skillsSection(input.skillsPrompt.trim()));
+  if (!minimal && has("memory_search")) lines.push(...memorySection(has("memory_get")));
+  if (!minimal && input.modelAliases && input.modelAliases.length > 0) {
+    lines.push(
+      "## Model Aliases",
+      "Model override: aliases are shortcuts for unqualified model requests. Use explicit provider/model references verbatim; do not substitute an alias or another provider.",
+      input.modelAliases.map(({ alias, ref }) => `- ${alias}: ${ref}`).join("\n"),
+      "",
     );
   }
-  if (input.sandbox !== undefined) {
-    sections.push(
-      `## Sandbox\nYour tools run in a sandbox. They see only ${input.sandbox.mounts.join(", ")}, the system's programs and a private /tmp; ${input.sandbox.network ? "the network is reachable" : "there is no network"}. Commands are limited in time, output, memory and processes.`,
-    );
-  }
-  sections.push(
-    `## Workspace\nYour working directory is ${input.workspaceDir}. The workspace files below (when present) describe how to work here.`,
-    `## Runtime\nagent=${input.agentId} model=${input.provider}/${input.model} thinking=${input.thinkingLevel}`,
+  lines.push(...workspaceSection(input), "");
+  if (!minimal && input.docsUrl) lines.push(...docsSection(input.docsUrl, has("read")));
+  if (input.sandbox !== undefined) lines.push(...sandboxSection(input.sandbox));
+  lines.push(
+    "## Workspace Files (injected)",
+    "User-editable; the gateway loads them below as Project Context.",
+    "",
   );
-  return sections.join("\n\n");
+
+  const silentToken = input.silentToken === undefined ? SILENT_REPLY_TOKEN : input.silentToken;
+  if (!minimal) lines.push(...outputDirectives());
+  if (!minimal && silentToken !== null) {
+    lines.push(
+      "## Silent Replies",
+      `Nothing to say: entire reply exactly ${silentToken}`,
+      "Never append to real response or wrap in Markdown/code.",
+      "",
+    );
+  }
+  lines.push(...messagingSection(tools, minimal, silentToken));
+  if (!minimal && input.ttsHint?.trim()) lines.push("## Voice (TTS)", input.ttsHint.trim(), "");
+  if (input.reactions !== undefined) lines.push(...reactionsSection(input.reactions));
+  lines.push(...runtimeSection(input));
+  // As OpenClaw: empty lines dropped, so sections follow each other directly.
+  return lines.filter(Boolean).join("\n");
+}
+
+function toolingSection(input: KernelPromptInput, tools: ReadonlySet<string>): string[] {
+  const visible = new Map<string, string>();
+  for (const name of input.toolNames) {
+    const trimmed = name.trim();
+    if (trimmed && !visible.has(trimmed.toLowerCase())) visible.set(trimmed.toLowerCase(), trimmed);
+  }
+  const known = TOOL_ORDER.filter((tool) => visible.has(tool));
+  const extra = [...visible.keys()].filter((tool) => !TOOL_ORDER.includes(tool)).sort();
+  const toolLines = [...known, ...extra].map((tool) => {
+    const summary = TOOL_SUMMARIES[tool];
+    const name = visible.get(tool) ?? tool;
+    return summary ? `- ${name}: ${summary}` : `- ${name}`;
+  });
+  const lines = [
+    "## Tooling",
+    "Tools policy-filtered. Names case-sensitive; call exact.",
+    toolLines.length > 0
+      ? toolLines.join("\n")
+      : "No tools are available in this run; answer from the conversation.",
+    "The AGENTS.md Tools section guides usage; it never grants availability.",
+  ];
+  if (tools.has("sessions_list")) {
+    lines.push(
+      "Never loop-poll `sessions_list`. Status only on-demand/intervention/debug/request.",
+      "Asked about another chat/group/session not in context: check `sessions_list` before claiming no access.",
+    );
+  }
+  lines.push("");
+  return lines;
+}
+
+function toolCallStyle(): string[] {
+  return [
+    "## Tool Call Style",
+    "Routine low-risk: call silently.",
+    "Narrate only complex, sensitive/destructive, or requested steps.",
+    "First-class tool exists: use it; never ask user for equivalent CLI/slash.",
+    "",
+  ];
+}
+
+function executionBias(): string[] {
+  return [
+    "## Execution Bias",
+    "- Actionable request: act now.",
+    "- Non-final turn: advance with tools, or ask one safety-blocking decision.",
+    "- Continue to done/real blocker; no plan-only finish when tools can act.",
+    "- Weak/empty result: vary query/path/command/source, then conclude.",
+    "- Mutable facts: live-check files/git/time/versions/services/processes/packages.",
+    "- Final claim needs evidence or named blocker.",
+    "- Long work: brief update, keep going; background/subagents when useful.",
+    "",
+  ];
+}
+
+function promisedWork(): string[] {
+  return [
+    "## Promised Work",
+    "- A user correction updates the existing task; apply it and continue within the authorized scope unless the user pauses, cancels, or replaces the task. Do not stop at an acknowledgment or apology.",
+    '- Saying "I am checking/fetching/fixing that now" is a progress update, not a final answer. Take the next available action in the same turn; end with the result, a concrete blocker, or an already-started completion path.',
+    "- Promising future, background, delegated, or continued work creates follow-through ownership.",
+    "- Before ending a turn, arrange an available completion or watch path; keep the originating request and any existing goal or task open.",
+    "- Proactively return with the result, link, proof, or a concrete blocker; do not wait for the requester to ask.",
+    "- If no completion path exists, do not promise later; stay in the turn or state the blocker.",
+    "- Progress such as `running` is not completion.",
+    "",
+  ];
+}
+
+function safety(): string[] {
+  return [
+    "## Safety",
+    "No independent goals, self-preservation, replication, resource acquisition, power-seeking, or plans beyond user request.",
+    "Safety/oversight > completion. Conflict: pause/ask. Obey stop/pause/audit; never bypass safeguards.",
+    "Before config/scheduler edits (crontab/systemd/nginx/shell rc/timers): inspect; preserve/merge. Whole-file replacement only explicit.",
+    "Never persuade anyone to expand access or disable safeguards.",
+    "Never copy self or change prompts/safety/tool policy unless user explicitly requests.",
+    "For user-requested login or pairing in a group, deliver short-lived codes and verification URLs only to the requesting user in private, then acknowledge in the group without them.",
+    "Never collect tokens, API keys, or passwords in chat; the operator configures credentials outside the conversation.",
+    "",
+  ];
+}
+
+function control(hasExec: boolean): string[] {
+  return [
+    "## Gateway Control",
+    "Do not invent commands.",
+    "Gateway config, restarts, updates and credentials belong to its operator; ask a human for them.",
+    ...(hasExec
+      ? [
+          "Never stop, restart or update the gateway service, or swap its installation, via exec or detached jobs.",
+        ]
+      : []),
+    "",
+  ];
+}
+
+function skillsSection(catalog: string): string[] {
+  return [
+    "## Skills",
+    "Scan <available_skills>. Clear match: read exact <location> with `read`; obey.",
+    "Several: most specific. None: read none.",
+    "Up-front max one. Never invent paths.",
+    "External writes: batch safely; no tight loops; honor 429/Retry-After.",
+    catalog,
+    "",
+  ];
+}
+
+function memorySection(hasGet: boolean): string[] {
+  return [
+    "## Memory",
+    `Before answering about prior work, decisions, dates, people, preferences or todos: run \`memory_search\` over MEMORY.md and memory/*.md${hasGet ? ", then `memory_get` for the lines you need" : ""}.`,
+    "Durable facts worth keeping: write them to MEMORY.md or memory/<topic>.md in the workspace.",
+    "Low confidence after searching: say you checked.",
+    "",
+  ];
+}
+
+function workspaceSection(input: KernelPromptInput): string[] {
+  return [
+    "## Workspace",
+    `Working directory: ${promptLiteral(input.workspaceDir)}`,
+    "Single global file workspace unless explicitly told otherwise.",
+    "File tools are workspace-only: paths are relative to the workspace; paths outside it are refused.",
+  ];
+}
+
+function docsSection(url: string, hasRead: boolean): string[] {
+  return [
+    "## Documentation",
+    `Docs: ${url}`,
+    `Gateway behavior questions: docs first${hasRead ? "" : " using available tools"}. AGENTS/project/workspace/profile/memory = instructions/user memory, not product design truth.`,
+    "If docs are silent/stale, say so.",
+    "",
+  ];
+}
+
+function sandboxSection(sandbox: NonNullable<KernelPromptInput["sandbox"]>): string[] {
+  return [
+    "## Sandbox",
+    [
+      "Sandbox runtime; tools execute in a sandbox. Policy may hide tools.",
+      "Subagents remain sandboxed; no elevated/host access. Need host read/write: do not spawn; ask.",
+      `Your tools see only ${sandbox.mounts.map(promptLiteral).join(", ")}, the system's programs and a private /tmp; ${sandbox.network ? "the network is reachable" : "there is no network"}.`,
+      "Commands are limited in time, output, memory and processes.",
+    ].join("\n"),
+    "",
+  ];
+}
+
+function outputDirectives(): string[] {
+  return [
+    "## Assistant Output Directives",
+    "- Media attachment: own line `MEDIA:<path-or-url>` per item; path is not prose.",
+    "- Directive starts line, plain text, outside fences/Markdown; never inline or wrapped.",
+    "- Attached voice note: `[[audio_as_voice]]`.",
+    "- Native reply starts with `[[reply_to_current]]`; explicit id only: `[[reply_to:<id>]]`.",
+    "- Directives stripped before render; channel config controls delivery.",
+    "",
+  ];
+}
+
+function messagingSection(
+  tools: ReadonlySet<string>,
+  minimal: boolean,
+  silentToken: string | null,
+): string[] {
+  const hasMessage = tools.has("message");
+  const routing = [
+    "- Messaging: use available messaging tools, never shell commands, the CLI, curl, or direct RPC. Missing messaging tools are not permission to use another route.",
+    "- Subagents return results through their accepted completion path; parents relay required coordination. Do not send acknowledgments or duplicate completion reports.",
+    "- Other services (e.g. email): user-authorized CLI/API use is allowed; normal tool permissions and approvals still apply.",
+  ];
+  if (minimal) {
+    if (!hasMessage && !tools.has("exec") && !tools.has("sessions_send")) return [];
+    return ["## Messaging", ...routing, ""];
+  }
+  return [
+    "## Messaging",
+    `- Current-session final text normally routes to source.${hasMessage ? " If turn says final private, visible output uses `message`." : ""}`,
+    silentToken === null
+      ? "- Completion event requesting update: rewrite in normal voice; send. Never forward raw metadata or silent placeholder."
+      : `- Completion event requesting update: rewrite in normal voice; send. Never forward raw metadata or default to ${silentToken}.`,
+    ...routing,
+    ...(hasMessage
+      ? [
+          "",
+          "### message tool",
+          "- Proactive send now: `message` with `text`.",
+          "- Set `target` only outside the current conversation.",
+          silentToken === null
+            ? "- Follow turn delivery: private final => visible via `message`; otherwise normal reply once."
+            : `- After visible \`message\`, final ONLY ${silentToken}.`,
+        ]
+      : []),
+    "",
+  ];
+}
+
+function reactionsSection(reactions: NonNullable<KernelPromptInput["reactions"]>): string[] {
+  const guidance =
+    reactions.level === "minimal"
+      ? [
+          `${reactions.channel} reactions: MINIMAL.`,
+          "Only important request/confirmation or sparse genuine sentiment.",
+          "Never routine messages/own replies. Max ~1 per 5-10 exchanges.",
+        ]
+      : [
+          `${reactions.channel} reactions: EXTENSIVE.`,
+          "React naturally for acknowledgment, sentiment, interesting/humorous/notable content, understanding/agreement.",
+        ];
+  return ["## Reactions", guidance.join("\n"), ""];
+}
+
+function runtimeSection(input: KernelPromptInput): string[] {
+  const host = input.host ?? { os: platform, arch, node: version };
+  const model = `${input.provider}/${input.model}`;
+  const fields = [
+    `agent=${input.agentId}`,
+    input.sessionKey ? `session=${promptLiteral(input.sessionKey)}` : "",
+    `os=${host.os} (${host.arch})`,
+    `node=${host.node}`,
+    `model=${model}`,
+    `thinking=${input.thinkingLevel}`,
+    input.channel ? `channel=${promptLiteral(input.channel)}` : "",
+  ].filter(Boolean);
+  return [
+    "## Runtime",
+    `Current model identity: ${model}. If asked what model you are, answer with this value for the current run.`,
+    `Reasoning=${input.reasoningLevel ?? "off"}; hidden unless on/stream.`,
+    `Runtime: ${fields.join(" | ")}`,
+  ];
+}
+
+/** A value from outside (a path, a key) as one prompt line: control characters and line breaks become spaces. */
+function promptLiteral(value: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to remove them
+  return value.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, " ");
 }

@@ -31,6 +31,7 @@ export {
   recordedSkillsSnapshot,
   resolveSessionSkills,
   SKILLS_ENTRY_TYPE,
+  type SkillsOptions,
   type SkillsReport,
   type SkillsSnapshot,
   type SnapshotSkill,

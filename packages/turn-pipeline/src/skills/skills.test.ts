@@ -147,7 +147,7 @@ describe("the gates", () => {
     manifestSkill("off", '{"openclaw": {"skillKey": "off-key"}}');
     manifestSkill("always", '{"openclaw": {"always": true, "requires": {"bins": ["nothing-here"]}}}');
     const config = parseConfig({ skills: { entries: { "off-key": { enabled: false } } } });
-    const report = inspectSkills(config, workspace, host({ hasBinary: (bin) => bin === "jq" }));
+    const report = inspectSkills(config, workspace, { host: host({ hasBinary: (bin) => bin === "jq" }) });
     const reasons = Object.fromEntries(report.statuses.map((s) => [s.skill.name, s.reasons]));
     expect(reasons).toEqual({
       always: [],
@@ -164,7 +164,7 @@ describe("the gates", () => {
     manifestSkill("b", '{"openclaw": {"requires": {"env": ["B_KEY"]}}}');
     manifestSkill("c", '{"openclaw": {"primaryEnv": "C_KEY", "requires": {"env": ["C_KEY"]}}}');
     const config = parseConfig({ skills: { entries: { b: { env: { B_KEY: "v" } }, c: { apiKey: "k" } } } });
-    const report = inspectSkills(config, workspace, host({ env: { A_KEY: "set" } }));
+    const report = inspectSkills(config, workspace, { host: host({ env: { A_KEY: "set" } }) });
     expect(report.statuses.map((s) => [s.skill.name, s.eligible])).toEqual([
       ["a", true],
       ["b", true],
@@ -176,7 +176,7 @@ describe("the gates", () => {
     skill(bundled, "kept", "---\ndescription: k\n---\n");
     skill(bundled, "dropped", "---\ndescription: d\n---\n");
     const config = parseConfig({ skills: { allowBundled: ["kept"], load: { bundledDir: bundled } } });
-    const report = inspectSkills(config, workspace, host());
+    const report = inspectSkills(config, workspace, { host: host() });
     expect(report.statuses.map((s) => [s.skill.name, s.reasons])).toEqual([
       ["dropped", ["bundled, and not in skills.allowBundled"]],
       ["kept", []],
@@ -252,7 +252,7 @@ describe("the session snapshot", () => {
     skill(dir, "first", "---\ndescription: the first\n---\n");
     const config = parseConfig({});
     const session = SessionManager.inMemory(workspace);
-    const build = () => buildSkillsSnapshot(config, workspace, host());
+    const build = () => buildSkillsSnapshot(config, workspace, { host: host() });
     const first = resolveSessionSkills(session, build);
     expect(first.skills.map((s) => s.name)).toEqual(["first"]);
     expect(
@@ -268,6 +268,19 @@ describe("the session snapshot", () => {
     expect(next.skills.map((s) => s.name)).toEqual(["first", "second"]);
   });
 
+  it("records nothing for a session without skills, which keeps none when one appears mid-conversation", () => {
+    const session = SessionManager.inMemory(workspace);
+    const build = () => buildSkillsSnapshot(parseConfig({}), workspace, { host: host() });
+    expect(resolveSessionSkills(session, build).skills).toEqual([]);
+    expect(session.getEntries()).toHaveLength(0);
+    session.appendMessage({ role: "user", content: "hi", timestamp: 1 });
+    skill(join(workspace, "skills"), "late", "---\ndescription: too late\n---\n");
+    expect(resolveSessionSkills(session, build).skills).toEqual([]);
+    expect(resolveSessionSkills(SessionManager.inMemory(workspace), build).skills.map((s) => s.name)).toEqual(
+      ["late"],
+    );
+  });
+
   it("leaves out gated skills and those with disable-model-invocation", () => {
     const dir = join(workspace, "skills");
     skill(dir, "shown", "---\ndescription: s\n---\n");
@@ -277,7 +290,7 @@ describe("the session snapshot", () => {
       "gated",
       '---\ndescription: g\nmetadata: {"openclaw": {"requires": {"bins": ["nope"]}}}\n---\n',
     );
-    const snapshot = buildSkillsSnapshot(parseConfig({}), workspace, host());
+    const snapshot = buildSkillsSnapshot(parseConfig({}), workspace, { host: host() });
     expect(snapshot.skills.map((s) => s.name)).toEqual(["shown"]);
     expect(snapshot.prompt).toContain("<name>shown</name>");
     expect(snapshot.prompt).not.toContain("hidden");

@@ -1,10 +1,10 @@
 // The skills a session sees: discovered, gated and rendered once, then kept with the session (OpenClaw keeps a
 // `skillsSnapshot` on the session entry). The snapshot is a `custom` transcript entry on the session's branch,
-// like the bootstrap record: a later turn replays it (no disk read), so a skill added, edited or removed shows
-// in the next session, never mid-conversation, and the prompt stays the same across restarts and processes.
-// Owns: the folders a config names, the snapshot's shape and record, reading a recorded one back (a damaged
-// record is rebuilt, never trusted). Does not own: the gates (eligibility.ts), the catalog text (prompt.ts)
-// or where the snapshot is rendered (system-prompt.ts's Skills section).
+// recorded by its first turn, like the bootstrap record: a later turn replays it (no disk read), so a skill
+// added, edited or removed shows in the next session, never mid-conversation, and the prompt stays the same
+// across restarts and processes. Owns: the folders a config names, the snapshot's shape and record, reading a
+// recorded one back (a damaged record is never trusted). Does not own: the gates (eligibility.ts), the
+// catalog text (prompt.ts) or where the snapshot is rendered (system-prompt.ts's Skills section).
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { KernelConfig } from "@agent-kernel/config";
@@ -49,9 +49,15 @@ export interface SkillsReport extends SkillDiscovery {
   readonly statuses: readonly SkillStatus[];
 }
 
-/** The state dir the config names (as the apps resolve it): `store.stateDir`, else the environment's, else ~/.agent-kernel. */
-function stateDirOf(config: KernelConfig, env: NodeJS.ProcessEnv): string {
-  const dir = config.store.stateDir ?? env.AGENT_KERNEL_STATE_DIR?.trim() ?? "";
+/** Where the managed folder is looked for and what the gates read. */
+export interface SkillsOptions {
+  /** The resolved state dir (the kernel's `runtime.stateDir`); else the config's, the environment's, ~/.agent-kernel. */
+  readonly stateDir?: string | undefined;
+  readonly host?: SkillHost | undefined;
+}
+
+function stateDirOf(config: KernelConfig, options: SkillsOptions, env: NodeJS.ProcessEnv): string {
+  const dir = options.stateDir ?? config.store.stateDir ?? env.AGENT_KERNEL_STATE_DIR?.trim() ?? "";
   return dir === "" ? join(homedir(), ".agent-kernel") : expandSkillDir(dir, process.cwd());
 }
 
@@ -59,8 +65,9 @@ function stateDirOf(config: KernelConfig, env: NodeJS.ProcessEnv): string {
 export function skillFoldersOf(
   config: KernelConfig,
   workspaceDir: string,
-  env: NodeJS.ProcessEnv = process.env,
+  options: SkillsOptions = {},
 ): SkillsReport["folders"] {
+  const env = (options.host?.env ?? process.env) as NodeJS.ProcessEnv;
   const load = config.skills.load;
   return {
     workspaceDir,
@@ -68,7 +75,7 @@ export function skillFoldersOf(
     bundledDir: load.bundledDir === undefined ? undefined : expandSkillDir(load.bundledDir, workspaceDir),
     managedDir:
       load.managedDir === undefined
-        ? join(stateDirOf(config, env), "skills")
+        ? join(stateDirOf(config, options, env), "skills")
         : expandSkillDir(load.managedDir, workspaceDir),
   };
 }
@@ -77,9 +84,10 @@ export function skillFoldersOf(
 export function inspectSkills(
   config: KernelConfig,
   workspaceDir: string,
-  host: SkillHost = currentSkillHost(),
+  options: SkillsOptions = {},
 ): SkillsReport {
-  const folders = skillFoldersOf(config, workspaceDir, host.env as NodeJS.ProcessEnv);
+  const host = options.host ?? currentSkillHost();
+  const folders = skillFoldersOf(config, workspaceDir, { ...options, host });
   const discovery = discoverSkills(folders, config.skills.limits);
   return { ...discovery, folders, statuses: skillStatuses(discovery.skills, config, host) };
 }
@@ -88,9 +96,9 @@ export function inspectSkills(
 export function buildSkillsSnapshot(
   config: KernelConfig,
   workspaceDir: string,
-  host: SkillHost = currentSkillHost(),
+  options: SkillsOptions = {},
 ): SkillsSnapshot {
-  return snapshotOf(inspectSkills(config, workspaceDir, host), config);
+  return snapshotOf(inspectSkills(config, workspaceDir, options), config);
 }
 
 /** The snapshot of a report (its eligible, model-invocable skills within the catalog's budget). */
@@ -128,10 +136,17 @@ export function recordedSkillsSnapshot(data: unknown): SkillsSnapshot | undefine
 
 const isSkillsRecord = (entry: SessionEntry): boolean =>
   entry.type === "custom" && entry.customType === SKILLS_ENTRY_TYPE;
+const isUserMessage = (entry: SessionEntry): boolean =>
+  entry.type === "message" && entry.message.role === "user";
+
+/** A session with no skills: nothing listed, nothing recorded. */
+const NO_SKILLS: SkillsSnapshot = { version: SNAPSHOT_VERSION, skills: [], prompt: "" };
 
 /**
- * The session's snapshot: the one recorded on its branch, else a new one recorded now (a new session's first
- * turn, or a session from before skills were kept). `build` is called only when none is recorded.
+ * The session's snapshot: the one recorded on its branch; else, on the session's first turn, one taken now
+ * (recorded when it lists any skill — a session without skills records nothing, and its absence on a later
+ * turn means none); else none (a session from before skills existed gets them in its next session, not
+ * mid-conversation). `build` is called only on a first turn without a record.
  */
 export function resolveSessionSkills(
   sessionManager: SessionManager,
@@ -141,7 +156,9 @@ export function resolveSessionSkills(
   const recorded =
     record?.type === "custom" ? recordedSkillsSnapshot((record as { data?: unknown }).data) : undefined;
   if (recorded !== undefined) return recorded;
+  const firstTurn = latestOnBranch(sessionManager, "message", isUserMessage) === undefined;
+  if (!firstTurn) return NO_SKILLS;
   const snapshot = build();
-  sessionManager.appendCustomEntry(SKILLS_ENTRY_TYPE, snapshot);
+  if (snapshot.skills.length > 0) sessionManager.appendCustomEntry(SKILLS_ENTRY_TYPE, snapshot);
   return snapshot;
 }

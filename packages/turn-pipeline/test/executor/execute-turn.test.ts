@@ -133,7 +133,7 @@ describe("executeTurn with pi's faux provider", () => {
     ]);
     expect(seenSystem).toContain("## Tooling");
     expect(seenSystem).toContain("## Safety");
-    expect(seenSystem).toContain(`Your working directory is ${harness.workspaceDir}`);
+    expect(seenSystem).toContain(`Working directory: ${harness.workspaceDir}`);
     expect(seenSystem).toContain("model=faux/faux-1");
     // Missing bootstrap files are one-line markers on the first turn.
     expect(seenSystem).toContain(`[MISSING] Expected at: ${join(harness.workspaceDir, "AGENTS.md")}`);
