@@ -85,6 +85,7 @@ export async function resolveBootstrap(
   if (!firstTurn || agentConfig?.skipBootstrap) return [];
   const files = await loadBootstrapFiles(context.workspaceDir, {
     maxChars: agentConfig?.bootstrapMaxChars ?? 20_000,
+    totalMaxChars: agentConfig?.bootstrapTotalMaxChars,
     mode,
   });
   sessionManager.appendCustomEntry(BOOTSTRAP_ENTRY_TYPE, { files });
