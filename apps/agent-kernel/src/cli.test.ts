@@ -64,7 +64,9 @@ describe("agent-kernel", () => {
     expect(JSON.parse(turn.stdout).result.assistantText).toBe("hello from the umbrella");
     const sessions = await h.run(["sessions", "list", "--json"]);
     expect(sessions.code).toBe(EXIT.ok);
-    expect(JSON.parse(sessions.stdout).map((s: { sessionKey: string }) => s.sessionKey)).toContain("agent:main:main");
+    expect(JSON.parse(sessions.stdout).map((s: { sessionKey: string }) => s.sessionKey)).toContain(
+      "agent:main:main",
+    );
   }, 120_000);
 
   it("cron list reaches the cron app and followup list the followup app; their exit codes pass through", async () => {

@@ -37,7 +37,9 @@ export interface Harness {
 }
 
 /** The environment of a subprocess: no inherited kernel config, state dir, provider keys or NO_COLOR. */
-export function cleanEnv(extra: Readonly<Record<string, string | undefined>> = {}): Record<string, string | undefined> {
+export function cleanEnv(
+  extra: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env };
   for (const name of [
     "AGENT_KERNEL_CONFIG",
@@ -78,7 +80,8 @@ export async function createHarness(extraConfig = ""): Promise<Harness> {
   mkdirSync(workspaceDir);
   const llm = await startFakeLlm();
   const configPath = join(root, "config.json5");
-  writeFileSync(configPath, configText(llm.baseUrlFor("openai"), workspaceDir, extraConfig));
+  // Owner-only, as `setup` writes it: a config holding a channel token must not be readable by others.
+  writeFileSync(configPath, configText(llm.baseUrlFor("openai"), workspaceDir, extraConfig), { mode: 0o600 });
   const env = cleanEnv({
     HOME: home,
     AGENT_KERNEL_CONFIG: configPath,
@@ -121,7 +124,11 @@ export function runNode(
   cwd: string,
 ): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...args], { cwd, env: { ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...args], {
+      cwd,
+      env: { ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

@@ -237,11 +237,13 @@ export async function runDoctorCommand(argv: readonly string[], io: CliIo): Prom
   }
 
   // Workspaces: each agent's folder exists.
+  const seen = new Set<string>();
   for (const agentId of agents) {
     const workspace = resolveAgentConfig(config, agentId)?.workspace;
     if (workspace === undefined) continue;
     const dir = expandPath(workspace, io.cwd);
-    if (existsSync(dir)) continue;
+    if (seen.has(dir) || existsSync(dir)) continue;
+    seen.add(dir);
     if (fix) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       add({
