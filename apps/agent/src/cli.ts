@@ -185,6 +185,17 @@ export async function runAgentCli(
     });
 
   program
+    .command("skills")
+    .description("the agent's SKILL.md skills")
+    .command("list")
+    .description("skills found, which are offered, and why each gated one is not")
+    .action(async function (this: Command) {
+      const { context, flags } = contextOf(this);
+      const { skillsList } = await import("./commands/skills.ts");
+      exitCode = await skillsList(context, { agent: flags.agent, json: flags.json }, io);
+    });
+
+  program
     .command("replay <runId>")
     .description("re-run a stored run offline against a scripted model built from its recorded replies")
     .option("--keep", "keep the scratch state dir and workspace")

@@ -1,4 +1,5 @@
 // SKILL.md skills: discovery with OpenClaw's precedence, gating, the prompt catalog and the session snapshot.
+export { type AgentSkillsReport, inspectAgentSkills } from "./agent-skills.ts";
 export {
   binaryOnPath,
   currentSkillHost,

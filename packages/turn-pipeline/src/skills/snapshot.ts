@@ -42,7 +42,9 @@ export interface SkillsSnapshot {
 
 /** Everything known about an agent's skills now: the folders, what was found and each skill's gates. */
 export interface SkillsReport extends SkillDiscovery {
-  readonly folders: Required<Omit<SkillFolders, "bundledDir" | "managedDir">> & {
+  readonly folders: {
+    readonly workspaceDir: string;
+    readonly extraDirs: readonly string[];
     readonly bundledDir: string | undefined;
     readonly managedDir: string;
   };
