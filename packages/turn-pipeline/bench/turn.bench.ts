@@ -19,7 +19,8 @@
 // The executor keeps warm sessions (the pi session manager and, while nothing it is made from changes, the
 // AgentSession the last turn answered with) and the default tools between turns (as a gateway process
 // does), so its cases measure that warm path; the first turn of each session (in `before`, untimed) warms it.
-// The second suite is a turn with 20 tool calls (pi's `read` on a workspace file) through both, on a new
+// The second suite compares the executor's warm turn with pi prompting an AgentSession it kept (like for like:
+// no session made per turn on either side). The third is a turn with 20 tool calls (pi's `read` on a workspace file) through both, on a new
 // session and on a session that already had a turn.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +34,7 @@ import {
   InMemoryCredentialStore,
 } from "@earendil-works/pi-ai";
 import {
+  type AgentSession,
   createAgentSession,
   createExtensionRuntime,
   createReadToolDefinition,
@@ -112,6 +114,14 @@ async function bareTurn(
   session.dispose();
 }
 
+/**
+ * Untimed, after every case's turn: one event-loop turn, in which the store's group commit of what the
+ * turn journaled runs (a `setImmediate`), off the timed turn as it is off a real turn's path (a gateway
+ * waits for its next message). Without it a faux turn, which never leaves the microtask queue, would push
+ * the fold into the next timed turn's first read, or never run it. Every case gets it, pi's too.
+ */
+const nextEventLoopTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 let sessionCounter = 0;
 async function freshContext(): Promise<TurnContext> {
   sessionCounter += 1;
@@ -141,7 +151,37 @@ async function bareSecondTurnSession(): Promise<SessionManager> {
   return sessionManager;
 }
 
+/**
+ * pi's AgentSession that already answered one turn, kept (as an embedder that holds its session does): the
+ * timed part is its `prompt` alone — like for like with the executor's warm path, which keeps its
+ * AgentSession between turns too.
+ */
+async function keptAgentSession(): Promise<AgentSession> {
+  faux.setResponses([fauxAssistantMessage("Hi! What can I do?")]);
+  const { session } = await createAgentSession({
+    cwd: bareCwd,
+    agentDir: join(bareCwd, "unused"),
+    modelRuntime: bareRuntime,
+    model: faux.getModel(),
+    thinkingLevel: "off",
+    settingsManager: SettingsManager.inMemory({
+      retry: { enabled: false },
+      compaction: { enabled: false },
+      cacheWarming: "off",
+    }),
+    sessionManager: SessionManager.inMemory(bareCwd),
+    resourceLoader: bareLoader,
+    customTools: [...sameTools],
+    tools: sameTools.map((tool) => tool.name),
+  });
+  await session.prompt("Hi", { expandPromptTemplates: false });
+  faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]);
+  return session;
+}
+
 const BASELINE = "pi createAgentSession + prompt, in-memory session, same tools";
+const KEPT = "pi prompting a kept AgentSession (one turn already), in-memory session, same tools";
+const WARM_EXECUTOR = "executeTurn, SQLite store (second turn of a session)";
 const BARE_SECOND = "pi createAgentSession + prompt, in-memory session holding one turn (reference)";
 const READ_ONLY = "pi createAgentSession + prompt, in-memory session, read tool only";
 
@@ -167,16 +207,19 @@ export default [
         name: BASELINE,
         before: () => faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]),
         run: () => bareTurn("Say hello"),
+        after: nextEventLoopTurn,
       },
       {
         name: READ_ONLY,
         before: () => faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]),
         run: () => bareTurn("Say hello", readOnly),
+        after: nextEventLoopTurn,
       },
       {
         name: BARE_SECOND,
         before: bareSecondTurnSession,
         run: (sessionManager: SessionManager) => bareTurn("Say hello", sameTools, sessionManager),
+        after: nextEventLoopTurn,
       },
       {
         name: "executeTurn, SQLite store (new session)",
@@ -186,11 +229,38 @@ export default [
           return context;
         },
         run: (context: TurnContext) => kernelTurn(context, "Say hello"),
+        after: nextEventLoopTurn,
       },
       {
-        name: "executeTurn, SQLite store (second turn of a session)",
+        name: WARM_EXECUTOR,
+        target: { minSpeedup: 1 / 1.2, label: "≤ 1.2× bare pi" },
         before: secondTurnContext,
         run: (context: TurnContext) => kernelTurn(context, "Say hello"),
+        after: nextEventLoopTurn,
+      },
+    ],
+  }),
+  defineSuite({
+    name: "warm text turn vs a kept AgentSession (faux)",
+    baseline: KEPT,
+    iterations: 150,
+    warmup: 15,
+    cases: [
+      {
+        name: KEPT,
+        before: keptAgentSession,
+        run: (session: AgentSession) => session.prompt("Say hello", { expandPromptTemplates: false }),
+        after: (session: AgentSession) => {
+          session.dispose();
+          return nextEventLoopTurn();
+        },
+      },
+      {
+        name: WARM_EXECUTOR,
+        target: { minSpeedup: 1 / 1.6, label: "≤ 1.6× pi prompting a kept AgentSession" },
+        before: secondTurnContext,
+        run: (context: TurnContext) => kernelTurn(context, "Say hello"),
+        after: nextEventLoopTurn,
       },
     ],
   }),
@@ -205,11 +275,13 @@ export default [
         name: BASELINE,
         before: () => faux.setResponses(toolTurn()),
         run: () => bareTurn("Read data.txt twenty times"),
+        after: nextEventLoopTurn,
       },
       {
         name: READ_ONLY,
         before: () => faux.setResponses(toolTurn()),
         run: () => bareTurn("Read data.txt twenty times", readOnly),
+        after: nextEventLoopTurn,
       },
       {
         name: "executeTurn, SQLite store (new session)",
@@ -219,15 +291,18 @@ export default [
           return context;
         },
         run: (context: TurnContext) => kernelTurn(context, "Read data.txt twenty times"),
+        after: nextEventLoopTurn,
       },
       {
-        name: "executeTurn, SQLite store (second turn of a session)",
+        name: WARM_EXECUTOR,
+        target: { minSpeedup: 1 / 1.15, label: "≤ 1.15× bare pi" },
         before: async () => {
           const context = await secondTurnContext();
           faux.setResponses(toolTurn());
           return context;
         },
         run: (context: TurnContext) => kernelTurn(context, "Read data.txt twenty times"),
+        after: nextEventLoopTurn,
       },
     ],
   }),

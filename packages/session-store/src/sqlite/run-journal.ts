@@ -31,6 +31,8 @@ import { PRIVATE_FILE_MODE } from "../private-files.ts";
 import type { RunOwner } from "../runs.ts";
 
 const SEPARATOR = "+";
+/** This many lines pending are folded at once (a process that never leaves its microtasks still folds). */
+export const FOLD_RUNS_AT_LINES = 256;
 
 /** `COALESCE(?, column)` values of an update, in `UPDATE_COLUMNS` order (./runs.ts). */
 export type JournaledUpdateValues = [
@@ -183,6 +185,11 @@ export class RunJournal {
 
   get pending(): readonly RunOp[] {
     return this.#pending;
+  }
+
+  /** True when the pending lines should be folded now rather than in the group commit. */
+  get full(): boolean {
+    return this.#pending.length >= FOLD_RUNS_AT_LINES;
   }
 
   /** False when the journal cannot be written (never used again then): the caller commits directly. */

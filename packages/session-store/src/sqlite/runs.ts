@@ -185,6 +185,7 @@ export class SqliteRuns extends KyselyRuns {
     };
     if (!journal.write(op)) return undefined;
     this.#known.set(row.run_id, { row, events: new Map() });
+    this.#foldIfFull();
     return row;
   }
 
@@ -196,6 +197,7 @@ export class SqliteRuns extends KyselyRuns {
     const values = updateValues(update);
     if (!this.#journal?.write({ o: "update", id: runId, v: values, t: now })) return undefined;
     known.row = { ...withValues(known.row, values), updated_at: now };
+    this.#foldIfFull();
     return known.row;
   }
 
@@ -206,6 +208,7 @@ export class SqliteRuns extends KyselyRuns {
     const fresh = newEvents(runId, known, events);
     if (fresh.length > 0 && !this.#journal?.write({ o: "events", id: runId, e: fresh })) return false;
     for (const event of fresh) known.events.set(event.seq, eventKey(event));
+    this.#foldIfFull();
     return true;
   }
 
@@ -228,6 +231,7 @@ export class SqliteRuns extends KyselyRuns {
     };
     if (!this.#journal?.write(op)) return undefined;
     this.#known.delete(runId);
+    this.#foldIfFull();
     return {
       ...withValues(known.row, values),
       status: input.status,
@@ -236,6 +240,11 @@ export class SqliteRuns extends KyselyRuns {
       error_message: input.errorMessage ?? null,
       updated_at: endedAt,
     };
+  }
+
+  /** After a journaled write: a long run of pending lines is folded now (a failure waits for the next call). */
+  #foldIfFull(): void {
+    if (this.#journal?.full) this.#foldQuietly();
   }
 
   #journalable(runId: string): KnownRun | undefined {

@@ -104,12 +104,16 @@ export function storeWhatIsHeld(binding: PiSessionBinding): void {
   }
 }
 
-/** The transcript's own flush where it has one (PostgreSQL), so another session's failure never fails this turn. */
+/**
+ * The transcript's own flush where it has one (PostgreSQL), so another session's failure never fails this
+ * turn; else the store's `durable` (SQLite: the turn's entries are durable in the append journal already, and
+ * SQLite gets them in the group commit after the turn, off its path), else its `flush`.
+ */
 export function flushTranscript(
   store: TurnContext["store"],
   transcript: PiSessionBinding["transcript"],
 ): Promise<void> {
-  return "flush" in transcript && typeof transcript.flush === "function"
-    ? (transcript.flush as () => Promise<void>).call(transcript)
-    : store.flush();
+  if ("flush" in transcript && typeof transcript.flush === "function")
+    return (transcript.flush as () => Promise<void>).call(transcript);
+  return typeof store.durable === "function" ? store.durable() : store.flush();
 }
