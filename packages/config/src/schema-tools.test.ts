@@ -75,3 +75,34 @@ describe("tools.exec.applyPatch", () => {
     );
   });
 });
+
+describe("tools.exec background keys", () => {
+  it("keeps them as written, unset by default (the registry's own defaults apply)", () => {
+    expect(parse({}).tools.exec).toBeUndefined();
+    expect(
+      parse({
+        tools: {
+          exec: {
+            backgroundMs: 10_000,
+            cleanupMs: 1_800_000,
+            maxBackgroundProcesses: 4,
+            backgroundMaxOutputChars: 50_000,
+          },
+        },
+      }).tools.exec,
+    ).toEqual({
+      backgroundMs: 10_000,
+      cleanupMs: 1_800_000,
+      maxBackgroundProcesses: 4,
+      backgroundMaxOutputChars: 50_000,
+    });
+  });
+
+  it("refuses values outside OpenClaw's bounds", () => {
+    expect(problems({ tools: { exec: { backgroundMs: 5 } } })[0]).toMatch(/^tools\.exec\.backgroundMs: /);
+    expect(problems({ tools: { exec: { cleanupMs: 1000 } } })[0]).toMatch(/^tools\.exec\.cleanupMs: /);
+    expect(problems({ tools: { exec: { maxBackgroundProcesses: 0 } } })[0]).toMatch(
+      /^tools\.exec\.maxBackgroundProcesses: /,
+    );
+  });
+});

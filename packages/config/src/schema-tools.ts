@@ -111,6 +111,32 @@ export const webToolsConfig = z.strictObject({ fetch: webFetchConfig.optional() 
 /** `tools.exec`: what every `exec` command gets, sandboxed or not. */
 export const execConfig = z.strictObject({
   applyPatch: applyPatchConfig.optional(),
+  backgroundMs: z
+    .number()
+    .int()
+    .min(10)
+    .max(120_000)
+    .optional()
+    .describe(
+      "Yield of an exec call that gives no yieldMs: still running after this, it goes on in the background (OpenClaw 10000). Unset: such a call runs in the foreground.",
+    ),
+  cleanupMs: z
+    .number()
+    .int()
+    .min(60_000)
+    .max(10_800_000)
+    .optional()
+    .describe("How long a finished background command is kept for the process tool (default 1800000)."),
+  maxBackgroundProcesses: positiveInt
+    .optional()
+    .describe("Background commands one session may run at once (default 8)."),
+  backgroundMaxOutputChars: z
+    .number()
+    .int()
+    .min(1000)
+    .max(10_000_000)
+    .optional()
+    .describe("Characters of output kept per background command, the newest (default 200000)."),
   envAllow: z
     .array(nonEmptyString)
     .optional()

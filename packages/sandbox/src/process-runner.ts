@@ -52,8 +52,8 @@ export interface RunSpec {
   readonly signal?: AbortSignal | undefined;
   readonly onData?: ((chunk: Buffer) => void) | undefined;
   readonly onStdout?: ((chunk: Buffer) => void) | undefined;
-  /** What the command reads on its standard input (then end of file); absent: end of file at once. */
-  readonly stdin?: string | Uint8Array | undefined;
+  /** What the command reads on its standard input (then end of file), or a stream piped to it; absent: end of file at once. */
+  readonly stdin?: string | Uint8Array | NodeJS.ReadableStream | undefined;
 }
 
 /** After the process exits, how long its pipes may stay open (a background child holding them) before we stop reading. */
@@ -257,7 +257,9 @@ export class StartedProcess {
           durationMs: performance.now() - started,
         });
       };
-      if (spec.stdin !== undefined && !aborted) child.stdin?.end(spec.stdin);
+      if (spec.stdin !== undefined && !aborted && typeof spec.stdin === "object" && "pipe" in spec.stdin) {
+        if (child.stdin) spec.stdin.pipe(child.stdin);
+      } else if (spec.stdin !== undefined && !aborted) child.stdin?.end(spec.stdin as string | Uint8Array);
       else child.stdin?.end();
       if (this.#spec.inputIndex !== undefined && !aborted) {
         const input = child.stdio[3 + this.#spec.inputIndex] as NodeJS.WritableStream | null;

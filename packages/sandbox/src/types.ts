@@ -44,8 +44,11 @@ export interface SandboxCommand {
   readonly onData?: ((chunk: Buffer) => void) | undefined;
   /** Only the command's standard output (`onData` gets both); for callers that need the two apart. */
   readonly onStdout?: ((chunk: Buffer) => void) | undefined;
-  /** What the command reads on its standard input; absent: end of file at once. */
-  readonly stdin?: string | Uint8Array | undefined;
+  /**
+   * What the command reads on its standard input; absent: end of file at once. A stream is piped to the
+   * command as it arrives (a background process the caller writes to), its end closing the command's input.
+   */
+  readonly stdin?: string | Uint8Array | NodeJS.ReadableStream | undefined;
 }
 
 /** What a command is started with, but its text: the settings a sandbox (and a standby) is made for. */

@@ -8,6 +8,8 @@ export {
   DEFAULT_EXEC_MAX_OUTPUT_BYTES,
   DEFAULT_EXEC_TIMEOUT_SECONDS,
   type DefaultToolsOptions,
+  killAllBackgroundProcesses,
+  killSessionProcesses,
   resolveInsideWorkspace,
   WorkspacePathError,
 } from "../tools/index.ts";

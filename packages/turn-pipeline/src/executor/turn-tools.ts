@@ -4,7 +4,13 @@
 // prompt say of the sandbox. Does not own: the tools, the sandbox's view or engines (tools/,
 // @agent-kernel/sandbox), or the tool policy (tool-policy).
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
-import { DefaultToolCache, prepareToolSandbox, type ToolSandbox } from "../tools/index.ts";
+import {
+  DefaultToolCache,
+  type DefaultToolsOptions,
+  noteSessionTurn,
+  prepareToolSandbox,
+  type ToolSandbox,
+} from "../tools/index.ts";
 import type { TurnEventLog } from "./event-bridge.ts";
 import type { TurnContext } from "./types.ts";
 
@@ -28,6 +34,8 @@ export function turnTools(
   toolSandbox: ToolSandbox,
   messagingTexts: string[],
 ): ToolDefinition[] {
+  // A reset gave the key a new session: the old session's background commands end with it.
+  noteSessionTurn(context.agentId, context.sessionKey, context.sessionId);
   return defaultTools.toolsFor(
     {
       workspaceDir: context.workspaceDir,
@@ -40,9 +48,26 @@ export function turnTools(
       sandbox: toolSandbox,
       webFetch: context.config.tools.web?.fetch,
       applyPatch: applyPatchOffered(context),
+      sessionId: context.sessionId,
+      background: backgroundSettings(context),
     },
     context.toolPolicy,
   );
+}
+
+/** `exec`'s background mode under `tools.exec` (`backgroundMs`, `cleanupMs` and the registry's limits). */
+function backgroundSettings(context: Pick<TurnContext, "config">): DefaultToolsOptions["background"] {
+  const exec = context.config.tools.exec;
+  return {
+    defaultYieldMs: exec?.backgroundMs,
+    limits: {
+      ...(exec?.cleanupMs === undefined ? {} : { finishedTtlMs: exec.cleanupMs }),
+      ...(exec?.maxBackgroundProcesses === undefined ? {} : { maxRunning: exec.maxBackgroundProcesses }),
+      ...(exec?.backgroundMaxOutputChars === undefined
+        ? {}
+        : { maxOutputChars: exec.backgroundMaxOutputChars }),
+    },
+  };
 }
 
 /**

@@ -121,6 +121,7 @@ describe("the default tools", () => {
     expect(allowed.sort()).toEqual([
       "apply_patch",
       "edit",
+      "process",
       "read",
       "sessions_history",
       "sessions_list",
@@ -161,6 +162,7 @@ describe("the default tools", () => {
       "sessions_history",
       "web_fetch",
       "apply_patch",
+      "process",
       "message",
     ];
     expect(first.map((tool) => tool.name)).toEqual(names);
@@ -173,8 +175,8 @@ describe("the default tools", () => {
     // Shared: the same wrapped objects; per turn: the message tool, reporting to its own turn.
     expect(second.slice(0, 7)).toEqual(first.slice(0, 7));
     expect(second[0]).toBe(first[0]);
-    expect(second[7]).not.toBe(first[7]);
-    const message = second[7];
+    expect(second[8]).not.toBe(first[8]);
+    const message = second[8];
     if (!message) throw new Error("no message tool");
     await message.execute("m1", { text: "to turn two" } as never, undefined, undefined, undefined as never);
     expect(turnTexts).toEqual([[], ["to turn two"]]);
@@ -199,7 +201,7 @@ describe("the default tools", () => {
       { workspaceDir: workspace, agentId: "main", store, execTimeoutSeconds: 5 },
       policy,
     );
-    expect(otherLimits.map((tool) => tool.name)).toEqual(names.slice(0, 7));
+    expect(otherLimits.map((tool) => tool.name)).toEqual(names.slice(0, 8));
     expect(otherLimits[0]).not.toBe(first[0]);
   });
 

@@ -3,7 +3,8 @@
 // as `exec` (file-operations.ts), on the host otherwise —, `exec` through the turn's sandbox engine (exec-tool.ts), `message`
 // through the turn's delivery sink (recording what it sent for the messaging-tool dedupe), `sessions_list`
 // and `sessions_history` over the store, `web_fetch` (web-fetch.ts) unless `tools.web.fetch.enabled` is false,
-// `apply_patch` (apply-patch.ts) unless `tools.exec.applyPatch` leaves it out, wrapping the whole list with tool-policy (filtered, then checked
+// `apply_patch` (apply-patch.ts) unless `tools.exec.applyPatch` leaves it out, `exec`'s background mode and
+// `process` over the session's background commands (process-tool.ts, made for each turn), wrapping the whole list with tool-policy (filtered, then checked
 // again at every call), and keeping the turn-independent tools built and wrapped between turns
 // (`DefaultToolCache`). In a sandboxed session the file tools see exactly what `exec` sees: the sandbox's
 // mounts. Does not own: the policy itself (tool-policy), delivery (the sink's owner), path confinement rules
@@ -29,6 +30,8 @@ import {
   sandboxWriteOperations,
 } from "./file-operations.ts";
 import { type PathView, resolveInView } from "./path-view.ts";
+import { DEFAULT_PROCESS_LIMITS, type ProcessLimits, processScopeFor } from "./process-registry.ts";
+import { backgroundExecTool, processTool } from "./process-tool.ts";
 import { createBoundedReadTool } from "./read-tool.ts";
 import { hostToolSandbox, type ToolSandbox } from "./tool-sandbox.ts";
 import { type WebFetchSettings, webFetchTool } from "./web-fetch.ts";
@@ -63,6 +66,12 @@ export interface DefaultToolsOptions {
   readonly webFetch?: WebFetchSettings | undefined;
   /** Whether `apply_patch` is offered (`tools.exec.applyPatch`, resolved for the turn's model). Default true. */
   readonly applyPatch?: boolean | undefined;
+  /** The session whose background commands `exec` starts and `process` sees (absent: one scope for the agent). */
+  readonly sessionId?: string | undefined;
+  /** `exec`'s background mode: the yield of a call that gives none (`tools.exec.backgroundMs`) and the limits. */
+  readonly background?:
+    | { readonly defaultYieldMs?: number | undefined; readonly limits?: Partial<ProcessLimits> | undefined }
+    | undefined;
 }
 
 export const DEFAULT_EXEC_TIMEOUT_SECONDS = 120;
@@ -286,11 +295,63 @@ function buildSharedTools(options: DefaultToolsOptions): AnyToolDefinition[] {
   ];
 }
 
+/** The order the tools are given in (and explained in). */
+const TOOL_ORDER = [
+  "read",
+  "write",
+  "edit",
+  "exec",
+  "sessions_list",
+  "sessions_history",
+  "web_fetch",
+  "apply_patch",
+  "process",
+  "message",
+];
+const orderOf = (tool: AnyToolDefinition): number => {
+  const index = TOOL_ORDER.indexOf(tool.name);
+  return index < 0 ? TOOL_ORDER.length : index;
+};
+const inToolOrder = (tools: AnyToolDefinition[]): AnyToolDefinition[] =>
+  tools.sort((a, b) => orderOf(a) - orderOf(b));
+
+/**
+ * The tools of one session: `exec` with its background mode (over the shared foreground `exec`) and
+ * `process`, both over the session's background commands. `processAllowed` false: the policy denies
+ * `process`, and `exec` stays in the foreground (OpenClaw ignores `yieldMs` / `background` then).
+ */
+function sessionTools(
+  foregroundExec: AnyToolDefinition,
+  options: DefaultToolsOptions,
+  processAllowed: boolean,
+): AnyToolDefinition[] {
+  if (!processAllowed) return [foregroundExec];
+  const sandbox = options.sandbox ?? hostToolSandbox(options.workspaceDir);
+  const settings = {
+    scope: processScopeFor(options.agentId, options.sessionId ?? "(no session)", {
+      ...DEFAULT_PROCESS_LIMITS,
+      ...(options.background?.limits ?? {}),
+    }),
+    sandbox,
+    timeoutSeconds: options.execTimeoutSeconds ?? DEFAULT_EXEC_TIMEOUT_SECONDS,
+    maxOutputBytes: options.execMaxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES,
+    defaultYieldMs: options.background?.defaultYieldMs,
+  };
+  return [backgroundExecTool(foregroundExec, settings), processTool(settings)];
+}
+
+const isExec = (tool: AnyToolDefinition): boolean => tool.name === "exec";
+
 /** Every default tool, before policy. */
 export function buildDefaultTools(options: DefaultToolsOptions): AnyToolDefinition[] {
-  const tools = buildSharedTools(options);
+  const shared = buildSharedTools(options);
+  const foregroundExec = shared.find(isExec);
+  const tools = [
+    ...shared.filter((tool) => !isExec(tool)),
+    ...(foregroundExec ? sessionTools(foregroundExec, options, true) : []),
+  ];
   if (options.messageSink) tools.push(messageTool(options.messageSink, options.onMessageSent));
-  return tools;
+  return inToolOrder(tools);
 }
 
 /** The tools a run gets: the policy's allowed ones, each checked again at every call. */
@@ -306,10 +367,11 @@ const MAX_SHARED_TOOL_SETS = 64;
 
 /**
  * The tools of a turn, policy applied: what `applyToolPolicy(buildDefaultTools(options), policy)` returns,
- * with everything but `message` built and wrapped once and reused by every turn of the same store,
- * workspace, agent, exec limits and policy object. Those tools hold no state of a turn (they read the store
- * and the workspace when called; the policy wrapper asks the same policy at every call), so sharing them is
- * invisible to a turn; `message` closes over the turn's sink and listener and is made for each turn.
+ * with everything but `message`, `exec` and `process` built and wrapped once and reused by every turn of the
+ * same store, workspace, agent, exec limits and policy object. Those tools hold no state of a turn (they read
+ * the store and the workspace when called; the policy wrapper asks the same policy at every call), so sharing
+ * them is invisible to a turn; `message` closes over the turn's sink and listener, `exec` and `process` over
+ * the session's background commands (a thin wrapper of the shared foreground `exec`), made for each turn.
  */
 export class DefaultToolCache {
   readonly #shared = new WeakMap<SessionStore, Map<string, readonly AnyToolDefinition[]>>();
@@ -324,14 +386,18 @@ export class DefaultToolCache {
     }
     let wrapped = byShared.get(shared);
     if (wrapped === undefined) {
-      wrapped = applyToolPolicy(shared, policy);
+      wrapped = applyToolPolicy(
+        shared.filter((tool) => !isExec(tool)),
+        policy,
+      );
       byShared.set(shared, wrapped);
     }
-    if (!options.messageSink) return [...wrapped];
-    return [
-      ...wrapped,
-      ...applyToolPolicy([messageTool(options.messageSink, options.onMessageSent)], policy),
+    const foregroundExec = shared.find(isExec);
+    const perTurn = [
+      ...(foregroundExec ? sessionTools(foregroundExec, options, policy.isAllowed("process")) : []),
+      ...(options.messageSink ? [messageTool(options.messageSink, options.onMessageSent)] : []),
     ];
+    return inToolOrder([...wrapped, ...applyToolPolicy(perTurn, policy)]);
   }
 
   #sharedFor(options: DefaultToolsOptions): readonly AnyToolDefinition[] {

@@ -1,4 +1,5 @@
-// The executor's default tools: workspace-confined file tools, exec, message, sessions_list/history.
+// The executor's default tools: workspace-confined file tools, apply_patch, exec and process, web_fetch,
+// message, sessions_list/history.
 export {
   applyToolPolicy,
   buildDefaultTools,
@@ -18,6 +19,13 @@ export {
   type ResolvedPath,
   resolveInView,
 } from "./path-view.ts";
+export {
+  DEFAULT_PROCESS_LIMITS,
+  killAllBackgroundProcesses,
+  killSessionProcesses,
+  noteSessionTurn,
+  type ProcessLimits,
+} from "./process-registry.ts";
 export {
   type BoundedReadDetails,
   type BoundedReadToolOptions,

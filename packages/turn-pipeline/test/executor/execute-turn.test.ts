@@ -125,6 +125,7 @@ describe("executeTurn with pi's faux provider", () => {
       "apply_patch",
       "edit",
       "exec",
+      "process",
       "read",
       "sessions_history",
       "sessions_list",

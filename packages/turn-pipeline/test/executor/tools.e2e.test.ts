@@ -13,7 +13,7 @@ import {
   fauxToolCall,
 } from "@earendil-works/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { executeTurn } from "../../src/executor/index.ts";
+import { executeTurn, killAllBackgroundProcesses } from "../../src/executor/index.ts";
 import { createHarness, fauxConfig, type Harness } from "./harness.ts";
 
 let faux: FauxProviderHandle;
@@ -204,5 +204,75 @@ describe("apply_patch called by a model", () => {
     writeFileSync(join(harness.workspaceDir, "notes.txt"), "draft\n");
     const { lastResult } = await callOnce(harness, "agent:main:ap4", "apply_patch", { input: PATCH });
     expect(lastResult?.isError).toBe(false);
+  });
+});
+
+describe("exec in the background and process, called by a model", () => {
+  afterEach(() => {
+    killAllBackgroundProcesses("test over");
+  });
+
+  it("a command that outlives yieldMs returns a sessionId; the next call polls it and kills it", async () => {
+    const harness = await harnessWith({});
+    const requests: Seen[] = [];
+    let sessionId = "";
+    faux.setResponses([
+      (ctx) => {
+        requests.push(seenIn(ctx));
+        return fauxAssistantMessage(
+          [fauxToolCall("exec", { command: "echo started; sleep 30", yieldMs: 300 }, { id: "e1" })],
+          { stopReason: "toolUse" },
+        );
+      },
+      (ctx) => {
+        requests.push(seenIn(ctx));
+        sessionId = /sessionId (proc_\w+)/.exec(requests.at(-1)?.results.at(-1)?.text ?? "")?.[1] ?? "";
+        return fauxAssistantMessage([fauxToolCall("process", { action: "kill", sessionId }, { id: "p1" })], {
+          stopReason: "toolUse",
+        });
+      },
+      (ctx) => {
+        requests.push(seenIn(ctx));
+        return fauxAssistantMessage([fauxToolCall("process", { action: "log", sessionId }, { id: "p2" })], {
+          stopReason: "toolUse",
+        });
+      },
+      (ctx) => {
+        requests.push(seenIn(ctx));
+        return fauxAssistantMessage("stopped it");
+      },
+    ]);
+    const context = await harness.context("agent:main:bg1");
+    const result = await executeTurn(context, { prompt: "run it", timeoutMs: 60_000, entryPoint: "agent" });
+    expect(result.status).toBe("ok");
+    expect(requests[0]?.tools).toEqual(expect.arrayContaining(["exec", "process"]));
+    expect(requests[1]?.results.at(-1)).toMatchObject({ toolName: "exec", isError: false });
+    expect(sessionId).toMatch(/^proc_/);
+    expect(requests[2]?.results.at(-1)?.text).toBe(
+      `Process ${sessionId} was killed (killed by the process tool).`,
+    );
+    expect(requests[3]?.results.at(-1)?.text).toContain("started");
+  });
+
+  it("the policy can deny process: exec then runs in the foreground, ignoring background", async () => {
+    const harness = await harnessWith({ tools: { profile: "full", deny: ["process"] } });
+    const { requests, lastResult } = await callOnce(harness, "agent:main:bg2", "exec", {
+      command: "echo foreground",
+      background: true,
+    });
+    expect(requests[0]?.tools).toContain("exec");
+    expect(requests[0]?.tools).not.toContain("process");
+    expect(lastResult).toMatchObject({ toolName: "exec", isError: false, text: "foreground\n" });
+  });
+
+  it("tools.exec.maxBackgroundProcesses bounds a session's running commands", async () => {
+    const harness = await harnessWith({ tools: { profile: "full", exec: { maxBackgroundProcesses: 1 } } });
+    await callOnce(harness, "agent:main:bg3", "exec", { command: "sleep 30", background: true });
+    const { lastResult } = await callOnce(harness, "agent:main:bg3", "exec", {
+      command: "sleep 30",
+      background: true,
+    });
+    expect(lastResult).toMatchObject({ toolName: "exec", isError: true });
+    expect(lastResult?.text).toMatch(/already runs 1 background processes \(the limit\)/);
   });
 });
