@@ -16,7 +16,7 @@ async function stateDir(): Promise<string> {
 }
 
 afterEach(() => {
-  configureTranscriptCache({ maxBytes: 64 * 1024 * 1024 });
+  configureTranscriptCache({ maxContextEntries: 100_000 });
   clearTranscriptCache();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -165,7 +165,7 @@ describe("the transcript read cache", () => {
     }
   });
 
-  it("keeps within its byte bound by dropping the least recently read sessions, and reads stay correct", async () => {
+  it("keeps within its bound of context entries by dropping the least recently read sessions, and reads stay correct", async () => {
     const store = await openSessionStore({ stateDir: await stateDir() });
     try {
       const one = store.openTranscript("main", "s1", { header: header("s1") });
@@ -174,22 +174,70 @@ describe("the transcript read cache", () => {
         one.append(messageEntry(`a${index}`, index === 0 ? null : `a${index - 1}`));
         two.append(messageEntry(`b${index}`, index === 0 ? null : `b${index - 1}`));
       }
-      // Appends cache what they write; start from a cache holding only what the reads below bring in.
       clearTranscriptCache();
       one.getBranch();
-      const oneBytes = transcriptCache.stats.bytes;
-      expect(oneBytes).toBeGreaterThan(20 * 100);
-      configureTranscriptCache({ maxBytes: oneBytes + 100 });
+      // a linear session's context is its whole branch
+      expect(transcriptCache.stats.contextEntries).toBe(20);
+      configureTranscriptCache({ maxContextEntries: 25 });
       two.getBranch();
       expect(transcriptCache.stats.sessions).toBe(1);
-      expect(transcriptCache.stats.bytes).toBeLessThanOrEqual(oneBytes + 100);
+      expect(transcriptCache.stats.contextEntries).toBe(20);
       expect(one.getBranch()).toHaveLength(20);
       expect(two.getEntries()).toHaveLength(20);
-      configureTranscriptCache({ maxBytes: 0 });
-      expect(transcriptCache.stats).toMatchObject({ sessions: 0, bytes: 0 });
+      configureTranscriptCache({ maxContextEntries: 0 });
+      expect(transcriptCache.stats).toMatchObject({ sessions: 0, contextEntries: 0 });
       expect(ids(one.getBranch()).slice(-2)).toEqual(["a18", "a19"]);
       expect(transcriptCache.stats.sessions).toBe(0);
-      expect(() => configureTranscriptCache({ maxBytes: -1 })).toThrow(/non-negative/);
+      expect(() => configureTranscriptCache({ maxContextEntries: -1 })).toThrow(/non-negative/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("sizes a session by the entries of its model context: a compacted long session stays, a linear one of the same length does not", async () => {
+    const store = await openSessionStore({ stateDir: await stateDir() });
+    try {
+      // 200 entries, a compaction keeping the last 10 of them, then 5 more: a context of 10 + 1 + 5 entries.
+      const compacted = store.openTranscript("main", "compacted", { header: header("compacted") });
+      const linear = store.openTranscript("main", "linear", { header: header("linear") });
+      const history = Array.from({ length: 200 }, (_, index) =>
+        messageEntry(`c${index}`, index === 0 ? null : `c${index - 1}`),
+      );
+      compacted.appendMany([
+        ...history,
+        {
+          type: "compaction",
+          id: "mark",
+          parentId: "c199",
+          timestamp: "2026-01-01T00:00:00.000Z",
+          summary: "what came before",
+          firstKeptEntryId: "c190",
+          tokensBefore: 1,
+        },
+        ...Array.from({ length: 5 }, (_, index) =>
+          messageEntry(`t${index}`, index === 0 ? "mark" : `t${index - 1}`),
+        ),
+      ]);
+      linear.appendMany(
+        Array.from({ length: 206 }, (_, index) =>
+          messageEntry(`l${index}`, index === 0 ? null : `l${index - 1}`),
+        ),
+      );
+      clearTranscriptCache();
+      expect(compacted.getBranch()).toHaveLength(206);
+      // 16 entries in context, the 190 before them known by their shape: a sixteenth each (12)
+      expect(transcriptCache.stats.contextEntries).toBe(16 + 12);
+      configureTranscriptCache({ maxContextEntries: 100 });
+      expect(linear.getBranch()).toHaveLength(206);
+      // the linear session weighs its 206 entries: over the bound on its own, it is not kept
+      expect(transcriptCache.stats).toMatchObject({ sessions: 1, contextEntries: 28 });
+      // the compacted session is still cached: reading it again parses nothing (the same objects)
+      const [first] = compacted.getBranch();
+      expect(compacted.getBranch()[0]).toBe(first);
+      // its context grows with appends, its history does not count more
+      compacted.append(messageEntry("t5", "t4"));
+      compacted.getBranch();
+      expect(transcriptCache.stats.contextEntries).toBe(17 + 12);
     } finally {
       await store.close();
     }

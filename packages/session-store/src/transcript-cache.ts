@@ -1,7 +1,8 @@
 // The process-wide transcript read cache. Owns: per (database file, session) the tree's shape in append order
-// (seq, id, parentId and type of every entry seen so far) and the parsed entries read so far, deep-frozen so no caller
-// can corrupt what the next caller gets; a least-recently-used bound on the bytes held. Does not own: reading
-// SQLite (transcript.ts fills and refreshes it) or deciding what is on a branch.
+// (seq, id, parentId and type of every entry seen so far) and the parsed entries read so far, deep-frozen so no
+// caller can corrupt what the next caller gets; each session's size as the entries of its model context (see
+// `CachedSession.contextEntries`); a least-recently-used bound on the total of those sizes. Does not own:
+// reading SQLite (transcript.ts fills and refreshes it) or deciding what is on a branch for a read.
 //
 // Why it is sound: transcript entries are immutable once written (append-only, stored verbatim, never
 // updated or deleted by the store), and SQLite gives every new row a seq larger than any committed row, so a
@@ -9,11 +10,21 @@
 // its path and the random identity its migration 4 wrote, so a file replaced at the same path starts cold.
 // A row whose body turns out damaged stays where it is (transcript-quarantine.ts lists it elsewhere), so the
 // append-only shape holds; the cache only remembers to skip it.
+//
+// Why sized by the context: a turn reads its model context — from the latest compaction's kept entry on the
+// active branch to the leaf — and nothing before it; a long session that compacts costs a warm turn what its
+// context costs. Counting raw entries (or their bytes) made a 10k-entry session that keeps 400 weigh as 10k,
+// and ten of those filled the cache. History entries are known by their shape only (a few small columns, no
+// body), so they count as a fraction of a context entry.
 import type { TranscriptEntry } from "./transcript-types.ts";
 
-/** What a cached session costs besides its entries' JSON: ids, parents, seqs and map slots, per entry. */
-const SHAPE_BYTES_PER_ENTRY = 96;
-const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * Entries of a session outside its model context that weigh as one context entry: such an entry is held as its
+ * shape (seq, id, parent, type, a map slot: ≈ 100 bytes) against a parsed context entry's object (≈ 1–2 KB).
+ */
+const HISTORY_ENTRIES_PER_CONTEXT_ENTRY = 16;
+/** Entries in context across every cached session (≈ 100 MB at 1 KB an entry). */
+const DEFAULT_MAX_CONTEXT_ENTRIES = 100_000;
 
 /** One session's tree shape (parallel arrays in append order) and the entries parsed so far. */
 export class CachedSession {
@@ -36,8 +47,17 @@ export class CachedSession {
    */
   readonly types: string[] = [];
   readonly positionById = new Map<string, number>();
+  /** Per position: how deep the entry is on its branch (a root is 1), so a context is counted by subtraction. */
+  readonly #depths: number[] = [];
+  /** Per position: the latest compaction on the branch ending there (its position), -1 for none. */
+  readonly #compactions: number[] = [];
+  /** Per compaction position whose body was read: the depth its context starts at (found once). */
+  readonly #keptDepths = new Map<number, number>();
   readonly entries: (TranscriptEntry | undefined)[] = [];
-  /** Stored JSON of entries this process appended, by position, until a read parses them. */
+  /**
+   * Stored JSON of entries this process appended, by position, until a read parses them. Not filled any more
+   * (see `setUnparsedBody`): a read of such an entry reads its body from SQLite.
+   */
   readonly unparsedBodies = new Map<number, string>();
   /**
    * Positions of rows whose stored body was found damaged and set aside (transcript-quarantine.ts): every
@@ -51,8 +71,6 @@ export class CachedSession {
    */
   verifiedBy: object | undefined;
   verifiedVersion = -1;
-  /** Approximate bytes held: the JSON length of parsed entries plus a fixed cost per known entry. */
-  weight = 0;
 
   constructor(key: string) {
     this.key = key;
@@ -66,41 +84,98 @@ export class CachedSession {
   addShape(seq: number, id: string, parentId: string | null, type: string): boolean {
     if (seq <= this.lastSeq) return false;
     if (seq > this.scannedSeq) this.scannedSeq = seq;
-    this.positionById.set(id, this.seqs.length);
+    const position = this.seqs.length;
+    const parent = parentId === null ? undefined : this.positionById.get(parentId);
+    this.positionById.set(id, position);
     this.seqs.push(seq);
     this.ids.push(id);
     this.parentIds.push(parentId);
     this.types.push(type);
     this.entries.push(undefined);
-    this.weight += SHAPE_BYTES_PER_ENTRY + id.length;
+    this.#depths.push(parent === undefined ? 1 : (this.#depths[parent] ?? 0) + 1);
+    this.#compactions.push(
+      type === "compaction" ? position : parent === undefined ? -1 : (this.#compactions[parent] ?? -1),
+    );
     return true;
   }
 
-  setEntry(position: number, entry: TranscriptEntry, jsonLength: number): void {
+  setEntry(position: number, entry: TranscriptEntry, _jsonLength: number): void {
     if (this.entries[position] !== undefined) return;
     this.entries[position] = entry;
-    // an unparsed body was already counted at its length
-    if (this.unparsedBodies.delete(position)) return;
-    this.weight += jsonLength;
+    this.unparsedBodies.delete(position);
   }
 
-  /** Keeps the stored JSON of an entry this process appended, parsed on its first read. */
-  setUnparsedBody(position: number, body: string): void {
-    if (this.entries[position] !== undefined || this.unparsedBodies.has(position)) return;
-    this.unparsedBodies.set(position, body);
-    this.weight += body.length;
+  /**
+   * Was: keep the stored JSON of an entry this process appended until a read parses it. Not kept: the
+   * process that appended it holds the entry already (pi's session manager over the binding), and an idle
+   * warm session held every entry of it twice (measured: 13–20 KiB of a 2-turn session's ≈ 90). A later read
+   * of the entry reads its body from SQLite (one range scan for a run of them).
+   */
+  setUnparsedBody(_position: number, _body: string): void {}
+
+  /**
+   * The entries of the model context of the branch ending at the last appended entry: from the first entry
+   * the latest compaction on that branch keeps (the compaction itself when its body was not read yet or the
+   * kept entry is not on the branch, pi's `buildContextEntries` rule) to that entry; the whole branch without
+   * a compaction. The leaf is the last appended entry, as it is unless a caller moved it (a moved leaf is
+   * counted as the branch the last append made: an approximation for sizing only, never for reading).
+   */
+  get contextEntries(): number {
+    const leaf = this.seqs.length - 1;
+    if (leaf < 0) return 0;
+    const depth = this.#depths[leaf] ?? 1;
+    const compaction = this.#compactions[leaf] ?? -1;
+    if (compaction < 0) return depth;
+    return depth - this.#keptDepth(compaction) + 1;
+  }
+
+  /** Entries known by their shape only: the ones outside the context. */
+  get historyEntries(): number {
+    return Math.max(0, this.seqs.length - this.quarantined.size - this.contextEntries);
+  }
+
+  /** What the session weighs against the cache's bound, in context entries. */
+  get weight(): number {
+    return this.contextEntries + Math.ceil(this.historyEntries / HISTORY_ENTRIES_PER_CONTEXT_ENTRY);
+  }
+
+  /** The depth where the context of `compaction` starts: its kept entry's when known and on its branch. */
+  #keptDepth(compaction: number): number {
+    const known = this.#keptDepths.get(compaction);
+    if (known !== undefined) return known;
+    const compactionDepth = this.#depths[compaction] ?? 1;
+    const entry = this.entries[compaction] as { firstKeptEntryId?: unknown } | undefined;
+    // Not read yet: counted from the compaction, and looked at again once it is.
+    if (entry === undefined) return compactionDepth;
+    const depth = this.#startDepth(compaction, compactionDepth, entry.firstKeptEntryId);
+    this.#keptDepths.set(compaction, depth);
+    return depth;
+  }
+
+  #startDepth(compaction: number, compactionDepth: number, firstKept: unknown): number {
+    const kept = typeof firstKept === "string" ? this.positionById.get(firstKept) : undefined;
+    if (kept === undefined) return compactionDepth;
+    const keptDepth = this.#depths[kept] ?? compactionDepth;
+    if (keptDepth >= compactionDepth) return compactionDepth;
+    // On the branch: walking up from the compaction reaches it after exactly the difference in depth.
+    let at: number | undefined = compaction;
+    for (let steps = compactionDepth - keptDepth; steps > 0 && at !== undefined; steps--) {
+      const parentId: string | null = this.parentIds[at] ?? null;
+      at = parentId === null ? undefined : this.positionById.get(parentId);
+    }
+    return at === kept ? keptDepth : compactionDepth;
   }
 }
 
-/** A least-recently-used set of cached sessions, bounded by their total weight. */
+/** A least-recently-used set of cached sessions, bounded by the entries of their model contexts. */
 export class TranscriptCache {
-  #maxBytes: number;
-  #totalBytes = 0;
+  #maxContextEntries: number;
+  #totalWeight = 0;
   readonly #sessions = new Map<string, CachedSession>();
   readonly #weights = new Map<string, number>();
 
-  constructor(maxBytes: number = DEFAULT_MAX_BYTES) {
-    this.#maxBytes = maxBytes;
+  constructor(maxContextEntries: number = DEFAULT_MAX_CONTEXT_ENTRIES) {
+    this.#maxContextEntries = maxContextEntries;
   }
 
   /** The cached session (marked most recently used), or a new empty one. */
@@ -125,36 +200,57 @@ export class TranscriptCache {
   /** Re-counts a session after it grew and evicts the least recently used sessions over the bound. */
   settle(session: CachedSession): void {
     if (this.#sessions.get(session.key) !== session) return;
-    this.#totalBytes += session.weight - (this.#weights.get(session.key) ?? 0);
-    this.#weights.set(session.key, session.weight);
+    const weight = session.weight;
+    if (weight > this.#maxContextEntries) {
+      // It cannot fit on its own: it goes, not every other session before it.
+      this.#drop(session.key);
+      return;
+    }
+    this.#totalWeight += weight - (this.#weights.get(session.key) ?? 0);
+    this.#weights.set(session.key, weight);
     this.#evictOverBound();
   }
 
   clear(): void {
     this.#sessions.clear();
     this.#weights.clear();
-    this.#totalBytes = 0;
+    this.#totalWeight = 0;
   }
 
-  configure(maxBytes: number): void {
-    if (!Number.isFinite(maxBytes) || maxBytes < 0) {
-      throw new RangeError(`transcript cache size must be a non-negative number of bytes, got ${maxBytes}`);
+  configure(maxContextEntries: number): void {
+    if (!Number.isFinite(maxContextEntries) || maxContextEntries < 0) {
+      throw new RangeError(
+        `transcript cache size must be a non-negative number of context entries, got ${maxContextEntries}`,
+      );
     }
-    this.#maxBytes = maxBytes;
+    this.#maxContextEntries = maxContextEntries;
     this.#evictOverBound();
   }
 
-  get stats(): { readonly sessions: number; readonly bytes: number; readonly maxBytes: number } {
-    return { sessions: this.#sessions.size, bytes: this.#totalBytes, maxBytes: this.#maxBytes };
+  /** Sessions cached, their weight in context entries (see `CachedSession.weight`) and the bound. */
+  get stats(): {
+    readonly sessions: number;
+    readonly contextEntries: number;
+    readonly maxContextEntries: number;
+  } {
+    return {
+      sessions: this.#sessions.size,
+      contextEntries: this.#totalWeight,
+      maxContextEntries: this.#maxContextEntries,
+    };
   }
 
   #evictOverBound(): void {
     for (const key of this.#sessions.keys()) {
-      if (this.#totalBytes <= this.#maxBytes) break;
-      this.#sessions.delete(key);
-      this.#totalBytes -= this.#weights.get(key) ?? 0;
-      this.#weights.delete(key);
+      if (this.#totalWeight <= this.#maxContextEntries) break;
+      this.#drop(key);
     }
+  }
+
+  #drop(key: string): void {
+    this.#sessions.delete(key);
+    this.#totalWeight -= this.#weights.get(key) ?? 0;
+    this.#weights.delete(key);
   }
 }
 
@@ -162,11 +258,12 @@ export class TranscriptCache {
 export const transcriptCache: TranscriptCache = new TranscriptCache();
 
 /**
- * Sets the bound of the process-wide transcript read cache, in bytes of entry JSON (default 64 MiB). `0`
- * disables caching: every read parses from SQLite.
+ * Sets the bound of the process-wide transcript read cache, in entries of the cached sessions' model contexts
+ * (default 100,000; an entry outside a context weighs a sixteenth, see `CachedSession.weight`). `0` disables
+ * caching: every read parses from SQLite.
  */
-export function configureTranscriptCache(options: { readonly maxBytes: number }): void {
-  transcriptCache.configure(options.maxBytes);
+export function configureTranscriptCache(options: { readonly maxContextEntries: number }): void {
+  transcriptCache.configure(options.maxContextEntries);
 }
 
 /** Empties the process-wide transcript read cache (the next read of every session is cold). */
