@@ -11,14 +11,21 @@ import { CliError, EXIT } from "./errors.ts";
 import type { CliIo } from "./io.ts";
 
 /** A command line an app exports: argv without the command name, resolving to the exit code. */
-export type AppCli = (argv: readonly string[], io: CliIo, signal?: AbortSignal) => Promise<number>;
+export type AppCli = (
+  argv: string[],
+  io: CliIo & { readonly signal?: AbortSignal | undefined },
+  signal?: AbortSignal,
+) => Promise<number>;
 
 interface AppEntry {
   /** The package of the app. */
   readonly packageName: string;
   /** The function its index exports, when it does. */
   readonly exportName: string;
-  /** Arguments put before the user's (the gateway package serves `gateway`, `logs` and `status`). */
+  /**
+   * Arguments put before the user's when the app's binary runs instead (the gateway's one binary serves
+   * `gateway`, `logs` and `status`); an exported function gets the user's arguments only.
+   */
   readonly leadingArgs?: readonly string[];
 }
 
@@ -30,8 +37,8 @@ export const APPS: Readonly<Record<string, AppEntry>> = {
   "hybrid-planner": { packageName: "@agent-kernel/hybrid-planner", exportName: "runPlannerCli" },
   "auto-reply": { packageName: "@agent-kernel/auto-reply", exportName: "runAutoReplyCli" },
   gateway: { packageName: "@agent-kernel/gateway", exportName: "runGatewayCli" },
-  logs: { packageName: "@agent-kernel/gateway", exportName: "runGatewayCli", leadingArgs: ["logs"] },
-  status: { packageName: "@agent-kernel/gateway", exportName: "runGatewayCli", leadingArgs: ["status"] },
+  logs: { packageName: "@agent-kernel/gateway", exportName: "runLogsCli", leadingArgs: ["logs"] },
+  status: { packageName: "@agent-kernel/gateway", exportName: "runStatusCli", leadingArgs: ["status"] },
 };
 
 /** Running from TypeScript sources (tests, `node --conditions=@agent-kernel/source`): children do the same. */
@@ -46,11 +53,11 @@ export async function runApp(
 ): Promise<number> {
   const entry = APPS[command];
   if (entry === undefined) throw new CliError(EXIT.usage, `no app serves "${command}"`);
-  const args = [...(entry.leadingArgs ?? []), ...argv];
   const module = await importApp(entry.packageName);
   const exported = module[entry.exportName];
-  if (typeof exported === "function") return (exported as AppCli)(args, io, signal);
-  return runAppBinary(entry.packageName, args, io, signal);
+  // The abort signal both ways: as the third argument (agent, cron, hybrid-planner) and on the IO (gateway).
+  if (typeof exported === "function") return (exported as AppCli)([...argv], { ...io, signal }, signal);
+  return runAppBinary(entry.packageName, [...(entry.leadingArgs ?? []), ...argv], io, signal);
 }
 
 async function importApp(packageName: string): Promise<Record<string, unknown>> {
