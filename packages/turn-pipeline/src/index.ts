@@ -1,5 +1,5 @@
 // @agent-kernel/turn-pipeline: one agent turn through pi.
 export * from "./executor/index.ts";
 export * from "./session-manager/index.ts";
-export * from "./streaming/index.ts";
 export * from "./skills/index.ts";
+export * from "./streaming/index.ts";

@@ -11,13 +11,7 @@ import type { KernelConfig } from "@agent-kernel/config";
 import type { SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { latestOnBranch } from "../session-manager/index.ts";
 import { currentSkillHost, type SkillHost, type SkillStatus, skillStatuses } from "./eligibility.ts";
-import {
-  discoverSkills,
-  expandSkillDir,
-  type SkillDiscovery,
-  type SkillFolders,
-  type SkillSource,
-} from "./load.ts";
+import { discoverSkills, expandSkillDir, type SkillDiscovery, type SkillSource } from "./load.ts";
 import { formatSkillsCatalog } from "./prompt.ts";
 
 /** The transcript entry holding a session's skills snapshot (not part of the model context). */
