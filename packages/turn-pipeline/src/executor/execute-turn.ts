@@ -128,7 +128,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     const skills = resolveSessionSkills(sessionManager, () =>
       buildSkillsSnapshot(config, context.workspaceDir, { stateDir: context.runtime.stateDir }),
     );
-    const tools = turnTools(context, toolSandbox, state.messagingTexts);
+    const tools = turnTools(context, toolSandbox, state.messagingTexts, request.steering);
     const recovery = new Recovery(turn, sessionManager, firstCandidate);
     const attempts = new AttemptRunner(turn, {
       binding: activeBinding,

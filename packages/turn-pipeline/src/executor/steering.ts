@@ -1,10 +1,15 @@
 // Steering a running turn: the handle through which a message reaches the live pi AgentSession of a turn
 // (pi's `AgentSession.steer`: delivered after the current assistant message and its tool batch, before the
 // next model call). Owns: which session of the turn is live (the executor attaches each attempt's session
-// while it prompts and detaches it after), and telling the caller whether a steered message actually reached
-// the model's context (pi emits the user message's `message_start` when it does). Does not own: deciding
-// what to steer (the entry point), or finding the run (the kernel's run registry).
-import type { AgentSession, AgentSessionEvent } from "@earendil-works/pi-coding-agent";
+// while it prompts and detaches it after), telling the caller whether a steered message actually reached
+// the model's context (pi emits the user message's `message_start` when it does), and OpenClaw's skip rule:
+// the queue is checked after each tool call, and while a steered message waits, the remaining tool calls of
+// the current assistant message are skipped (`skipReason`; the tools' wrapper is `steerableTools`). Does not
+// own: deciding what to steer (the entry point), or finding the run (the kernel's run registry).
+import type { AgentSession, AgentSessionEvent, ToolDefinition } from "@earendil-works/pi-coding-agent";
+
+/** The error result of a tool call skipped for a steered message (OpenClaw's text). */
+export const STEER_SKIP_MESSAGE = "Skipped due to queued user message.";
 
 interface PendingSteer {
   readonly text: string;
@@ -29,6 +34,8 @@ export class SteerHandle {
   #unsubscribe: (() => void) | undefined;
   #pending: PendingSteer[] = [];
   #ended = false;
+  /** The tool call ids of the latest assistant message, in order. */
+  #batch: readonly string[] = [];
 
   /** Whether a message steered now would go to a prompting attempt. */
   get steerable(): boolean {
@@ -53,7 +60,25 @@ export class SteerHandle {
       if (event.type === "message_start" && event.message.role === "user") {
         this.#settle(userText(event.message.content), true);
       }
+      if (event.type === "message_end" && event.message.role === "assistant") {
+        const content = (event.message as { content?: unknown }).content;
+        this.#batch = Array.isArray(content)
+          ? content.flatMap((block: { type?: string; id?: string }) =>
+              block.type === "toolCall" && typeof block.id === "string" ? [block.id] : [],
+            )
+          : [];
+      }
     });
+  }
+
+  /**
+   * Why the tool call `toolCallId` is not run: a steered message waits and an earlier tool call of the same
+   * assistant message has run (the queue is checked after each tool call), so the rest of the message's calls
+   * are skipped and the message goes to the model next. Undefined: run it.
+   */
+  skipReason(toolCallId: string): string | undefined {
+    if (this.#pending.length === 0) return undefined;
+    return this.#batch.indexOf(toolCallId) > 0 ? STEER_SKIP_MESSAGE : undefined;
   }
 
   /** The executor: the attempt stopped prompting; whatever pi did not pick up was not delivered. */
@@ -78,4 +103,22 @@ export class SteerHandle {
     const [pending] = this.#pending.splice(index, 1);
     pending?.resolve(delivered);
   }
+}
+
+/**
+ * The turn's tools under OpenClaw's steering rule: each call asks the handle first and is skipped (an error
+ * result, "Skipped due to queued user message.") while a steered message waits after an earlier call of the
+ * same assistant message. The calls of one message run one after another (pi's `executionMode:
+ * "sequential"`), so there is an "after each tool call" to check at.
+ */
+export function steerableTools(tools: readonly ToolDefinition[], handle: SteerHandle): ToolDefinition[] {
+  return tools.map((tool) => ({
+    ...tool,
+    executionMode: "sequential",
+    execute: (toolCallId, params, signal, onUpdate, ctx) => {
+      const skip = handle.skipReason(toolCallId);
+      if (skip !== undefined) return Promise.reject(new Error(skip));
+      return tool.execute(toolCallId, params, signal, onUpdate, ctx);
+    },
+  }));
 }

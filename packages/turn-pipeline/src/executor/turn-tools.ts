@@ -12,6 +12,7 @@ import {
   type ToolSandbox,
 } from "../tools/index.ts";
 import type { TurnEventLog } from "./event-bridge.ts";
+import { type SteerHandle, steerableTools } from "./steering.ts";
 import type { TurnContext } from "./types.ts";
 
 /** The default tools of every (store, workspace, agent, exec limits, policy), built and wrapped once. */
@@ -28,15 +29,20 @@ export async function prepareTurnSandbox(context: TurnContext, log: TurnEventLog
   return toolSandbox;
 }
 
-/** The turn's tools under its policy; what the `message` tool sends is added to `messagingTexts`. */
+/**
+ * The turn's tools under its policy; what the `message` tool sends is added to `messagingTexts`. With a steer
+ * handle, each call is checked against it first (steering.ts: a steered message skips the rest of the assistant
+ * message's calls).
+ */
 export function turnTools(
   context: TurnContext,
   toolSandbox: ToolSandbox,
   messagingTexts: string[],
+  steering?: SteerHandle,
 ): ToolDefinition[] {
   // A reset gave the key a new session: the old session's background commands end with it.
   noteSessionTurn(context.agentId, context.sessionKey, context.sessionId);
-  return defaultTools.toolsFor(
+  const tools = defaultTools.toolsFor(
     {
       workspaceDir: context.workspaceDir,
       agentId: context.agentId,
@@ -53,6 +59,7 @@ export function turnTools(
     },
     context.toolPolicy,
   );
+  return steering ? steerableTools(tools, steering) : tools;
 }
 
 /** `exec`'s background mode under `tools.exec` (`backgroundMs`, `cleanupMs` and the registry's limits). */
