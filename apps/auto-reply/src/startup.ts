@@ -76,6 +76,7 @@ export function isRetryableStartError(error: unknown): boolean {
   return error instanceof ChannelError && error.retryable;
 }
 
+/** How `startWithRetry` backs off, how often it retries, where it reports, and what stops it. */
 export interface StartWithRetryOptions {
   /** Waits before each retry (ms); the last repeats. Default 1 s, 2 s, 4 s, 8 s, 16 s, 30 s. */
   readonly delaysMs?: readonly number[];
