@@ -45,6 +45,8 @@ export interface ReportRow {
   readonly case: string;
   readonly baseline: boolean;
   readonly medianMs: number;
+  /** The median's unit when not milliseconds (a suite that measures something else, e.g. KiB). */
+  readonly unit?: string;
   readonly speedupVsBaseline: number;
   readonly target?: BenchTarget;
   readonly targetMet?: boolean;
@@ -113,6 +115,7 @@ export function buildReport(
           case: result.name,
           baseline: result.name === suite.baseline,
           medianMs: result.medianMs,
+          ...(suite.unit === undefined ? {} : { unit: suite.unit }),
           speedupVsBaseline: result.speedupVsBaseline,
           ...(target === undefined
             ? {}
@@ -173,7 +176,7 @@ export function formatReportMarkdown(report: BenchReport): string {
         cell(row.package),
         cell(row.suite),
         cell(row.baseline ? `${row.case} (baseline)` : row.case),
-        formatMs(row.medianMs),
+        row.unit === undefined ? formatMs(row.medianMs) : `${formatMs(row.medianMs)} ${row.unit}`,
         `${row.speedupVsBaseline.toFixed(2)}×`,
         cell(formatTarget(row.target)),
         row.targetMet === undefined ? "" : row.targetMet ? "yes" : "**no**",

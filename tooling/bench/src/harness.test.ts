@@ -62,4 +62,29 @@ describe("bench harness", () => {
     expect(fast?.itemsPerSecond).toBe(5000);
     expect(formatSuite(result)).toContain("| slow (baseline) | 8.000 | 8.000 | 1.00× | 125.00 | 1250 |");
   });
+
+  it("takes a case's measured figure instead of its time, in the suite's unit, with the target met against it", async () => {
+    const result = await runSuite(
+      defineSuite({
+        name: "memory",
+        baseline: "small",
+        unit: "KiB",
+        iterations: 3,
+        warmup: 0,
+        cases: [
+          { name: "small", run: () => {}, measure: () => 40 },
+          {
+            name: "large",
+            run: () => {},
+            measure: () => 100,
+            target: { minSpeedup: 0.5, label: "≤ 2× small" },
+          },
+        ],
+      }),
+      { now: () => 0 },
+    );
+    expect(result.unit).toBe("KiB");
+    expect(result.cases[1]).toMatchObject({ medianMs: 100, speedupVsBaseline: 0.4, targetMet: false });
+    expect(formatSuite(result)).toContain("| case | median KiB | min KiB |");
+  });
 });

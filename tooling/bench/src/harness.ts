@@ -22,6 +22,12 @@ export interface BenchCase<State = unknown> {
   readonly before?: () => State | Promise<State>;
   /** The timed work. */
   readonly run: (state: State) => unknown | Promise<unknown>;
+  /**
+   * A figure other than time, read after `run` (e.g. heap bytes it left held): it replaces the elapsed time
+   * as the iteration's sample, so lower is better as with time. Every case of a suite that measures must
+   * measure the same thing, in the suite's `unit`.
+   */
+  readonly measure?: (state: State) => number | Promise<number>;
   /** Untimed, after every iteration. */
   readonly after?: (state: State) => unknown | Promise<unknown>;
 }
@@ -40,6 +46,8 @@ export interface BenchSuite {
   readonly bytesPerIteration?: number;
   /** Items one iteration processes (entries, tools), to report items/s. */
   readonly itemsPerIteration?: number;
+  /** What the cases' samples are in when they `measure` something other than time (default "ms"). */
+  readonly unit?: string;
 }
 
 /** Declares a suite; the identity function, for type checking in bench files. */
@@ -69,6 +77,8 @@ export interface CaseResult {
 export interface SuiteResult {
   readonly suite: string;
   readonly baseline: string;
+  /** The samples' unit when not milliseconds (then `medianMs`, `minMs`… hold figures in it). */
+  readonly unit?: string;
   readonly cases: readonly CaseResult[];
 }
 
@@ -88,7 +98,7 @@ export async function runSuite(
       const state = await benchCase.before?.();
       const start = now();
       await benchCase.run(state);
-      const elapsed = now() - start;
+      const elapsed = benchCase.measure === undefined ? now() - start : await benchCase.measure(state);
       await benchCase.after?.(state);
       if (round >= warmup) {
         const list = timings.get(benchCase.name) ?? [];
@@ -122,7 +132,7 @@ export async function runSuite(
           }),
     };
   });
-  return { suite: suite.name, baseline: suite.baseline, cases };
+  return { suite: suite.name, baseline: suite.baseline, ...(suite.unit ? { unit: suite.unit } : {}), cases };
 }
 
 export function median(values: readonly number[]): number {
@@ -139,10 +149,11 @@ export function formatSuite(result: SuiteResult): string {
   const hasMb = result.cases.some((c) => c.mbPerSecond !== undefined);
   const hasItems = result.cases.some((c) => c.itemsPerSecond !== undefined);
   const hasTarget = result.cases.some((c) => c.target !== undefined);
+  const unit = result.unit ?? "ms";
   const header = [
     "case",
-    "median ms",
-    "min ms",
+    `median ${unit}`,
+    `min ${unit}`,
     "× baseline",
     ...(hasMb ? ["MB/s"] : []),
     ...(hasItems ? ["items/s"] : []),
