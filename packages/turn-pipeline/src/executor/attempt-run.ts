@@ -110,7 +110,7 @@ export class AttemptRunner {
     const noCredential = await missingCredential(modelRuntime, model, profileId);
 
     const hasMessages = recordAttemptSettings(sessionManager, model, level);
-    const shape: AgentSessionShape = {
+    const fresh: AgentSessionShape = {
       modelRuntime,
       model,
       thinkingLevel: toPiThinkingLevel(level),
@@ -132,7 +132,10 @@ export class AttemptRunner {
       bootstrapFiles,
       keepRecentTokens,
     };
-    const warm = index === 0 ? this.#inputs.warmAgentSessions.take(sessionManager, shape) : undefined;
+    const warm = index === 0 ? this.#inputs.warmAgentSessions.take(sessionManager, fresh) : undefined;
+    // A warm session's shape equals this one (that is why it was taken): kept instead, so that an idle session
+    // holds one system prompt (the one its AgentSession was made with), not that one and an equal copy.
+    const shape = warm?.shape ?? fresh;
     const session =
       warm?.session ??
       (await createHermeticSession({
