@@ -61,6 +61,8 @@ export class TranscriptStatements {
   /** Undefined: every append is its own commit (`appends: "commit"`, or durability `full`). */
   journal: AppendJournal | undefined;
   #foldTransaction: ((batch: readonly PendingAppend[]) => FoldOutcome) | undefined;
+  /** The last group commit failed (a later fold has not succeeded yet). */
+  #groupCommitFailed = false;
 
   constructor(db: Database, path: string) {
     this.db = db;
@@ -200,8 +202,13 @@ export class TranscriptStatements {
     return refusalsBySession.has(cacheKey);
   }
 
-  /** Throws (once) the refusals a fold found in this database that no call has reported yet; folds nothing. */
+  /**
+   * Throws (once) the refusals a fold found in this database that no call has reported yet. Folds nothing,
+   * unless the last group commit failed with entries still pending (the file refuses writes: read-only, a
+   * full disk): then it folds again now, throwing the `StorageFailure` that says where they are kept.
+   */
   reportRefusals(): void {
+    if (this.#groupCommitFailed && (this.journal?.pending.length ?? 0) > 0) this.#foldOrExplain();
     this.#throwRefused();
   }
 
@@ -362,8 +369,10 @@ export class TranscriptStatements {
   #foldQuietly(): void {
     try {
       this.#foldPending();
+      this.#groupCommitFailed = false;
     } catch {
       // Kept pending (and journaled); the next call on this database folds again and reports the failure.
+      this.#groupCommitFailed = true;
     }
   }
 

@@ -69,6 +69,8 @@ export class SqliteRuns extends KyselyRuns {
   #foldTransaction: ((ops: readonly RunOp[]) => string[]) | undefined;
   #applyTransaction: ((path: string) => ReturnType<typeof readRunJournal> & { applied: number }) | undefined;
   readonly #known = new Map<string, KnownRun>();
+  /** The last group commit failed (a later fold has not succeeded yet). */
+  #groupCommitFailed = false;
   /** What folds refused and no write has reported yet. */
   #refusals: string[] = [];
   /** Journals of owners that were gone, applied and removed (see `replayed`). */
@@ -146,6 +148,8 @@ export class SqliteRuns extends KyselyRuns {
   enableJournal(controlPlanePath: string): void {
     this.#controlPlanePath = controlPlanePath;
     this.#journal = new RunJournal(controlPlanePath, this.#ownerColumns, () => this.#foldQuietly());
+    journaledRuns.add(this);
+    foldRunJournalsOnExit();
   }
 
   /** The journal's file, while there is one. */
@@ -328,8 +332,10 @@ export class SqliteRuns extends KyselyRuns {
   #foldQuietly(): void {
     try {
       this.#foldPending();
+      this.#groupCommitFailed = false;
     } catch {
       // Kept pending (and journaled); the next call folds again and reports the failure.
+      this.#groupCommitFailed = true;
     }
   }
 
@@ -360,11 +366,17 @@ export class SqliteRuns extends KyselyRuns {
     } finally {
       journal.close();
       this.#journal = undefined;
+      journaledRuns.delete(this);
     }
   }
 
-  /** Throws (once) what folds refused so far, folding nothing (`store.durable`). */
+  /**
+   * Throws (once) what folds refused so far (`store.durable`). Folds nothing, unless the last group commit
+   * failed with lines still pending (the control plane refuses writes): then it folds again now, throwing the
+   * `StorageFailure` that says where they are kept.
+   */
   reportRefusals(): void {
+    if (this.#groupCommitFailed && (this.#journal?.pending.length ?? 0) > 0) this.#foldOrExplain();
     if (this.#refusals.length === 0) return;
     const refusals = this.#refusals;
     this.#refusals = [];
@@ -528,6 +540,29 @@ export class SqliteRuns extends KyselyRuns {
     this.beforeWrite(runId);
     this.appendEventsNow(runId, events);
   }
+}
+
+/** The runs of every open store with a run journal in this process. */
+const journaledRuns = new Set<SqliteRuns>();
+let exitHookInstalled = false;
+
+/**
+ * A process that exits without closing its stores (a CLI that returns from main) still folds and removes its
+ * run journals (`exit` listeners run synchronously, as better-sqlite3 does); one whose fold fails there stays
+ * for the next reader or opener to apply.
+ */
+function foldRunJournalsOnExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const runs of [...journaledRuns]) {
+      try {
+        runs.closeJournal();
+      } catch {
+        // Left on disk: applied by the next reader or opener.
+      }
+    }
+  });
 }
 
 function refusalError(refusals: readonly string[]): IdempotencyConflictError {
