@@ -81,7 +81,7 @@ export async function deliverOutcome(
     return {
       status: "failed",
       ...target,
-      error: `no channel adapter "${target.channel}" was given to the scheduler (${known.length > 0 ? `have: ${known.join(", ")}` : "none given"})`,
+      error: `no channel adapter "${target.channel}" was given to the scheduler (${known.length > 0 ? `have: ${known.join(", ")}` : "none given: the agent-cron command runs no channels; run the jobs in the gateway (agent-kernel gateway) to deliver"})`,
     };
   }
   try {
