@@ -276,3 +276,70 @@ describe("exec in the background and process, called by a model", () => {
     expect(lastResult?.text).toMatch(/already runs 1 background processes \(the limit\)/);
   });
 });
+
+describe("the new tools in a sandboxed session", () => {
+  afterEach(() => {
+    killAllBackgroundProcesses("test over");
+  });
+
+  it("apply_patch writes inside the sandbox; a background exec runs there; the sandbox policy decides web_fetch", async () => {
+    const harness = await harnessWith({
+      agents: { defaults: { model: "faux/faux-1", sandbox: { mode: "all", scope: "session" } } },
+    });
+    const requests: Seen[] = [];
+    let sessionId = "";
+    faux.setResponses([
+      (ctx) => {
+        requests.push(seenIn(ctx));
+        return fauxAssistantMessage(
+          [
+            fauxToolCall(
+              "apply_patch",
+              { input: "*** Begin Patch\n*** Add File: made.txt\n+inside\n*** End Patch" },
+              { id: "a1" },
+            ),
+          ],
+          { stopReason: "toolUse" },
+        );
+      },
+      (ctx) => {
+        requests.push(seenIn(ctx));
+        return fauxAssistantMessage(
+          [fauxToolCall("exec", { command: "pwd; cat made.txt; sleep 30", yieldMs: 500 }, { id: "e1" })],
+          { stopReason: "toolUse" },
+        );
+      },
+      (ctx) => {
+        requests.push(seenIn(ctx));
+        sessionId = /sessionId (proc_\w+)/.exec(requests.at(-1)?.results.at(-1)?.text ?? "")?.[1] ?? "";
+        return fauxAssistantMessage(
+          [fauxToolCall("process", { action: "poll", sessionId, timeout: 5000 }, { id: "p1" })],
+          { stopReason: "toolUse" },
+        );
+      },
+      (ctx) => {
+        requests.push(seenIn(ctx));
+        return fauxAssistantMessage("done");
+      },
+    ]);
+    const context = await harness.context("agent:main:sandboxed");
+    expect(context.runtime.sandbox.sandboxed).toBe(true);
+    const result = await executeTurn(context, { prompt: "go", timeoutMs: 60_000, entryPoint: "agent" });
+    expect(result.status).toBe("ok");
+    expect(requests[1]?.results.at(-1)).toMatchObject({
+      toolName: "apply_patch",
+      isError: false,
+      text: "Success. Updated the following files:\nA /workspace/made.txt",
+    });
+    // Not in the agent's own workspace: the sandbox has its own.
+    expect(existsSync(join(harness.workspaceDir, "made.txt"))).toBe(false);
+    expect(sessionId).toMatch(/^proc_/);
+    const polled = [requests[2]?.results.at(-1)?.text ?? "", requests[3]?.results.at(-1)?.text ?? ""].join(
+      "\n",
+    );
+    expect(polled).toContain("/workspace");
+    expect(polled).toContain("inside");
+    // web_fetch is offered in a sandboxed session exactly when the sandbox tool policy allows it.
+    expect(requests[0]?.tools.includes("web_fetch")).toBe(context.toolPolicy.isAllowed("web_fetch"));
+  });
+});
