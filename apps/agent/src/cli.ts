@@ -178,8 +178,14 @@ export async function runAgentCli(
   runs
     .command("show <runId>")
     .description("every decision of a run: runtime, tool policy, attempts, fallback, tool calls, replies")
+    .option("--prompt", "print the system prompt the run's model was sent (and its recorded sha256 with --json)")
     .action(async function (this: Command, runId: string) {
       const { context, flags } = contextOf(this);
+      if (this.opts<{ prompt?: boolean }>().prompt) {
+        const { runPrompt } = await import("./commands/prompt.ts");
+        exitCode = await runPrompt(context, runId, { json: flags.json }, io);
+        return;
+      }
       const { runsShow } = await import("./commands/inspect.ts");
       exitCode = await runsShow(context, runId, flagsOf(this, flags), io);
     });

@@ -48,6 +48,7 @@ export {
   toStorageFailure,
 } from "@agent-kernel/session-store";
 export type { QuarantinedTranscriptRow } from "./doctor-transcripts.ts";
+export { type RunPrompt, recordedSystemPrompt, showRunPrompt } from "./run-prompt.ts";
 
 export interface OpenKernelStoreOptions {
   readonly stateDir: string;
