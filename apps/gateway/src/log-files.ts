@@ -1,6 +1,7 @@
 // The gateway's structured logs: pino records (one JSON object a line) in files under `<state dir>/logs/` that
 // pino-roll rotates (by size and daily, the newest few kept), and the same events as short human lines on
 // stderr. Also finds the log files for `logs` (newest last). Does not own reading them out (logs-cli.ts).
+import { once } from "node:events";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
@@ -80,8 +81,10 @@ export async function openGatewayLog(options: OpenGatewayLogOptions): Promise<Ga
     warn: emit("warn"),
     error: emit("error"),
     async close() {
-      stream.flushSync();
+      // end() waits for the file to be open (sonic-boom opens it asynchronously), flushes, then closes it.
+      const closed = once(stream, "close");
       stream.end();
+      await closed;
     },
   };
 }

@@ -14,5 +14,5 @@ declare module "pino-roll" {
 
   export default function build(
     options: PinoRollOptions,
-  ): Promise<DestinationStream & { end(): void; flushSync(): void }>;
+  ): Promise<DestinationStream & NodeJS.EventEmitter & { end(): void }>;
 }
