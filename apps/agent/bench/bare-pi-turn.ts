@@ -2,8 +2,10 @@
 // server — import pi-coding-agent, register an OpenAI-compatible provider, create an in-memory agent session
 // with pi's default coding tools, prompt once, print the answer. No config, no store, no kernel. With
 // `--stream`, the answer's text deltas are written to stdout as pi delivers them (first-text.bench.ts), the
-// least a script can do to show a reply as it streams.
-// Usage: node bench/bare-pi-turn.ts <openai baseUrl> <workspace dir> [--stream]
+// least a script can do to show a reply as it streams. With `--session <file>`, the turn continues pi's JSONL
+// session file (SessionManager.open) instead of an in-memory session. bare-pi-turn-cached.ts runs this script
+// with Node's on-disk compile cache on, as the agent binary has it.
+// Usage: node bench/bare-pi-turn.ts <openai baseUrl> <workspace dir> [--stream] [--session <file>]
 import { createProvider, InMemoryCredentialStore, type Model } from "@earendil-works/pi-ai";
 import { openAICompletionsApi } from "@earendil-works/pi-ai/api/openai-completions.lazy";
 import {
@@ -13,8 +15,11 @@ import {
   SettingsManager,
 } from "@earendil-works/pi-coding-agent";
 
-const [baseUrl = "", cwd = process.cwd(), mode] = process.argv.slice(2);
-const streamText = mode === "--stream";
+const [baseUrl = "", cwd = process.cwd(), ...flags] = process.argv.slice(2);
+const streamText = flags.includes("--stream");
+const sessionAt = flags.indexOf("--session");
+const sessionFile = sessionAt === -1 ? undefined : flags[sessionAt + 1];
+if (sessionAt !== -1 && !sessionFile) throw new Error("bare-pi-turn: --session needs a file");
 const model: Model<"openai-completions"> = {
   id: "m1",
   name: "m1",
@@ -48,7 +53,7 @@ const { session } = await createAgentSession({
   modelRuntime,
   model,
   settingsManager: SettingsManager.inMemory({ retry: { enabled: false, maxRetries: 0 } }),
-  sessionManager: SessionManager.inMemory(),
+  sessionManager: sessionFile === undefined ? SessionManager.inMemory() : SessionManager.open(sessionFile),
 });
 let text = "";
 session.subscribe((event) => {
