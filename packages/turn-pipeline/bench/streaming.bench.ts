@@ -13,6 +13,9 @@
 // allocated), as a provider's stream parser hands them over: an array of 5 million of them, alive while a case
 // runs, cost every major collection a 40 MB trace (about a third of a 1-byte case's time in a quick test) that
 // no real stream pays. The other deltas are arrays made once.
+//
+// Targets (issues 6 and 24, stated only when OpenClaw's chunker is the baseline): ≥ 20× OpenClaw's chunker at
+// 16 B and 4 KB deltas, partials on and off; at 1 B, ≥ 50× OpenClaw's chunker fed the same 1-byte deltas.
 
 import { type BenchCase, type BenchSuite, defineSuite } from "@agent-kernel/bench";
 import type { AssistantMessage, AssistantMessageEvent } from "@earendil-works/pi-ai";
@@ -276,8 +279,17 @@ const deltas4k = split(reply, 4096);
 const openClaw = await loadOpenClawChunker();
 const OPENCLAW_CASE = "OpenClaw EmbeddedBlockChunker, 16 B deltas";
 const NAIVE_CASE = "naive re-scan chunker, 16 B deltas";
-/** Issue 6: the composed stream at least 20× OpenClaw's chunker (its 16 B figure is the baseline). */
-const TARGET = { minSpeedup: 20, label: "≥ 20× OpenClaw's chunker" };
+/**
+ * Issues 6 and 24: the composed stream at least 20× OpenClaw's chunker at 16 B and 4 KB deltas (its 16 B figure
+ * is the baseline), with and without partial text. Stated only against OpenClaw: without OPENCLAW_DIST the
+ * baseline is the naive chunker, and a ratio against it says nothing about this target. The 1 B rows have
+ * theirs in the like-for-like suite (LIKE_FOR_LIKE_TARGET): against OpenClaw's 16 B figure they compare
+ * different deliveries.
+ */
+const TARGET = openClaw ? { minSpeedup: 20, label: "≥ 20× OpenClaw's chunker" } : undefined;
+/** Issue 24: at 1 B deltas, ≥ 50× OpenClaw's chunker fed the same 1-byte deltas. */
+const LIKE_FOR_LIKE_TARGET = { minSpeedup: 50, label: "≥ 50× OpenClaw's chunker fed the same deltas" };
+const targetFor = (label: string) => (label === "1 B" || TARGET === undefined ? {} : { target: TARGET });
 const oneByte = new CharDeltas(reply);
 const DELIVERIES: { label: string; deltas: () => Deltas }[] = [
   { label: "1 B", deltas: () => oneByte },
@@ -301,14 +313,14 @@ const throughputCases: BenchCase<Deltas>[] = [
   // what a channel that streams blocks subscribes to: blocks, reasoning and the final payloads
   ...DELIVERIES.map(({ label, deltas }) => ({
     name: `ReplyStream, blocks + reasoning + final (partials off), ${label} deltas`,
-    target: TARGET,
+    ...targetFor(label),
     before: deltas,
     run: (d: Deltas) => runReplyStream(d, false),
   })),
   // every output, partial text included (a consumer that also shows partial text)
   ...DELIVERIES.map(({ label, deltas }) => ({
     name: `ReplyStream, every output (partials on), ${label} deltas`,
-    target: TARGET,
+    ...targetFor(label),
     before: deltas,
     run: (d: Deltas) => runReplyStream(d, true),
   })),
@@ -316,7 +328,7 @@ const throughputCases: BenchCase<Deltas>[] = [
     // a slow stream: the deltas of each event-loop turn are processed together, and the partial text previews
     // the line still arriving after every batch (here every 64 characters, about 80,000 previews)
     name: "ReplyStream, every output (partials on), 16 B deltas processed per 64 B",
-    target: TARGET,
+    ...targetFor("16 B"),
     before: () => deltas16,
     run: (d: Deltas) => runReplyStream(d, true, 64),
   },
@@ -360,10 +372,12 @@ const likeForLike: BenchSuite | undefined = openClaw
         { name: OPENCLAW_CHARS_CASE, run: () => runOpenClawChars(openClaw, oneByte) },
         {
           name: "ReplyStream, blocks + reasoning + final (partials off), 1 B deltas",
+          target: LIKE_FOR_LIKE_TARGET,
           run: () => runReplyStream(oneByte, false),
         },
         {
           name: "ReplyStream, every output (partials on), 1 B deltas",
+          target: LIKE_FOR_LIKE_TARGET,
           run: () => runReplyStream(oneByte, true),
         },
       ],
