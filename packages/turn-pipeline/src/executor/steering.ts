@@ -6,6 +6,7 @@
 // the queue is checked after each tool call, and while a steered message waits, the remaining tool calls of
 // the current assistant message are skipped (`skipReason`; the tools' wrapper is `steerableTools`). Does not
 // own: deciding what to steer (the entry point), or finding the run (the kernel's run registry).
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { AgentSession, AgentSessionEvent, ToolDefinition } from "@earendil-works/pi-coding-agent";
 
 /** The error result of a tool call skipped for a steered message (OpenClaw's text). */
@@ -105,20 +106,37 @@ export class SteerHandle {
   }
 }
 
+/** The steer handle of the turn a tool call belongs to (set by `steerableTools` for the rest of the turn). */
+const turnSteering = new AsyncLocalStorage<SteerHandle>();
+/** Each tool's steerable wrapper, made once: a warm session is kept only for the very same tool objects. */
+const steerable = new WeakMap<ToolDefinition, ToolDefinition>();
+
+function steerableTool(tool: ToolDefinition): ToolDefinition {
+  let wrapped = steerable.get(tool);
+  if (wrapped === undefined) {
+    wrapped = {
+      ...tool,
+      executionMode: "sequential",
+      execute: (toolCallId, params, signal, onUpdate, ctx) => {
+        const skip = turnSteering.getStore()?.skipReason(toolCallId);
+        if (skip !== undefined) return Promise.reject(new Error(skip));
+        return tool.execute(toolCallId, params, signal, onUpdate, ctx);
+      },
+    };
+    steerable.set(tool, wrapped);
+  }
+  return wrapped;
+}
+
 /**
- * The turn's tools under OpenClaw's steering rule: each call asks the handle first and is skipped (an error
- * result, "Skipped due to queued user message.") while a steered message waits after an earlier call of the
- * same assistant message. The calls of one message run one after another (pi's `executionMode:
- * "sequential"`), so there is an "after each tool call" to check at.
+ * The turn's tools under OpenClaw's steering rule: each call asks the turn's handle first and is skipped (an
+ * error result, "Skipped due to queued user message.") while a steered message waits after an earlier call of
+ * the same assistant message. The calls of one message run one after another (pi's `executionMode:
+ * "sequential"`), so there is an "after each tool call" to check at. The handle is bound to the rest of the
+ * caller's asynchronous flow (the turn: its pi loop and tool calls), so the wrappers stay the same objects
+ * from turn to turn.
  */
 export function steerableTools(tools: readonly ToolDefinition[], handle: SteerHandle): ToolDefinition[] {
-  return tools.map((tool) => ({
-    ...tool,
-    executionMode: "sequential",
-    execute: (toolCallId, params, signal, onUpdate, ctx) => {
-      const skip = handle.skipReason(toolCallId);
-      if (skip !== undefined) return Promise.reject(new Error(skip));
-      return tool.execute(toolCallId, params, signal, onUpdate, ctx);
-    },
-  }));
+  turnSteering.enterWith(handle);
+  return tools.map(steerableTool);
 }

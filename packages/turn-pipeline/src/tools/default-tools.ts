@@ -328,10 +328,11 @@ function sessionTools(
   if (!processAllowed) return [foregroundExec];
   const sandbox = options.sandbox ?? hostToolSandbox(options.workspaceDir);
   const settings = {
-    scope: processScopeFor(options.agentId, options.sessionId ?? "(no session)", {
-      ...DEFAULT_PROCESS_LIMITS,
-      ...(options.background?.limits ?? {}),
-    }),
+    scope: () =>
+      processScopeFor(options.agentId, options.sessionId ?? "(no session)", {
+        ...DEFAULT_PROCESS_LIMITS,
+        ...(options.background?.limits ?? {}),
+      }),
     sandbox,
     timeoutSeconds: options.execTimeoutSeconds ?? DEFAULT_EXEC_TIMEOUT_SECONDS,
     maxOutputBytes: options.execMaxOutputBytes ?? DEFAULT_EXEC_MAX_OUTPUT_BYTES,
@@ -364,6 +365,8 @@ export function applyToolPolicy(
 
 /** Distinct workspaces, agents and exec limits whose shared tools are kept per store. */
 const MAX_SHARED_TOOL_SETS = 64;
+/** Sessions whose `exec` / `process` are kept per shared set and policy. */
+const MAX_SESSION_TOOL_SETS = 1024;
 
 /**
  * The tools of a turn, policy applied: what `applyToolPolicy(buildDefaultTools(options), policy)` returns,
@@ -376,6 +379,11 @@ const MAX_SHARED_TOOL_SETS = 64;
 export class DefaultToolCache {
   readonly #shared = new WeakMap<SessionStore, Map<string, readonly AnyToolDefinition[]>>();
   readonly #wrapped = new WeakMap<ToolPolicy, WeakMap<readonly AnyToolDefinition[], AnyToolDefinition[]>>();
+  /** Each session's `exec` and `process`, wrapped, per policy and shared set (kept: a warm session needs the same objects). */
+  readonly #sessionWrapped = new WeakMap<
+    ToolPolicy,
+    WeakMap<readonly AnyToolDefinition[], Map<string, AnyToolDefinition[]>>
+  >();
 
   toolsFor(options: DefaultToolsOptions, policy: ToolPolicy): AnyToolDefinition[] {
     const shared = this.#sharedFor(options);
@@ -392,12 +400,37 @@ export class DefaultToolCache {
       );
       byShared.set(shared, wrapped);
     }
+    const perTurn = options.messageSink
+      ? applyToolPolicy([messageTool(options.messageSink, options.onMessageSent)], policy)
+      : [];
+    return inToolOrder([...wrapped, ...this.#sessionToolsFor(shared, options, policy), ...perTurn]);
+  }
+
+  #sessionToolsFor(
+    shared: readonly AnyToolDefinition[],
+    options: DefaultToolsOptions,
+    policy: ToolPolicy,
+  ): AnyToolDefinition[] {
     const foregroundExec = shared.find(isExec);
-    const perTurn = [
-      ...(foregroundExec ? sessionTools(foregroundExec, options, policy.isAllowed("process")) : []),
-      ...(options.messageSink ? [messageTool(options.messageSink, options.onMessageSent)] : []),
-    ];
-    return inToolOrder([...wrapped, ...applyToolPolicy(perTurn, policy)]);
+    if (foregroundExec === undefined) return [];
+    let byShared = this.#sessionWrapped.get(policy);
+    if (byShared === undefined) {
+      byShared = new WeakMap();
+      this.#sessionWrapped.set(policy, byShared);
+    }
+    let bySession = byShared.get(shared);
+    if (bySession === undefined) {
+      bySession = new Map();
+      byShared.set(shared, bySession);
+    }
+    const key = JSON.stringify([options.sessionId ?? null, options.background ?? null]);
+    let tools = bySession.get(key);
+    if (tools === undefined) {
+      tools = applyToolPolicy(sessionTools(foregroundExec, options, policy.isAllowed("process")), policy);
+      if (bySession.size >= MAX_SESSION_TOOL_SETS) bySession.clear();
+      bySession.set(key, tools);
+    }
+    return tools;
   }
 
   #sharedFor(options: DefaultToolsOptions): readonly AnyToolDefinition[] {

@@ -1,7 +1,7 @@
 // exec's background mode and the process tool with real processes: a command that outlives yieldMs keeps
 // running and is polled, written to and killed; the limits (running count, kept output); sessions do not see
 // each other's commands; a session's end and the gateway's stop kill what runs.
-import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig } from "@agent-kernel/config";
@@ -60,6 +60,22 @@ async function pollUntil(
   }
   throw new Error(`never saw ${pattern} in: ${seen}`);
 }
+
+/** Waits until the ticking command has written its file. */
+async function waitForTicks(file: string): Promise<void> {
+  for (let attempt = 0; attempt < 200 && !existsSync(file); attempt++) await sleep(50);
+  expect(existsSync(file)).toBe(true);
+}
+
+/** The ticking command wrote nothing for a while: it is dead. */
+async function expectStopped(file: string): Promise<void> {
+  await sleep(500);
+  const before = readFileSync(file, "utf8");
+  await sleep(500);
+  expect(readFileSync(file, "utf8")).toBe(before);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("exec's background mode", () => {
   it("a command that ends within yieldMs answers like the foreground; one that outlives it returns a sessionId", async () => {
@@ -130,35 +146,33 @@ describe("exec's background mode", () => {
     );
   });
 
-  it("the session's end and the gateway's stop kill what runs", async () => {
+  it("the session's end and the gateway's stop kill what runs, and forget it", async () => {
+    const ticking = "while true; do date +%s%N > tick-$TAG; sleep 0.05; done";
     const tools = toolsFor();
-    const a = String(
-      (await call(tools, "exec", { command: "sleep 30", background: true })).details.sessionId,
-    );
+    await call(tools, "exec", { command: ticking.replaceAll("$TAG", "a"), background: true });
+    await waitForTicks(join(ws, "tick-a"));
     expect(killSessionProcesses("a", `s${session}`)).toBe(1);
-    // The session's scope is gone with it: a new one starts empty.
-    expect((await call(toolsFor(), "process", { action: "list" })).text).toBe("(no background processes)");
-    expect(a).toMatch(/^proc_/);
-    const again = toolsFor();
-    const b = String(
-      (await call(again, "exec", { command: "sleep 30", background: true })).details.sessionId,
-    );
+    await expectStopped(join(ws, "tick-a"));
+    // Forgotten with its session: the same tools now see an empty scope.
+    expect((await call(tools, "process", { action: "list" })).text).toBe("(no background processes)");
+    await call(tools, "exec", { command: ticking.replaceAll("$TAG", "b"), background: true });
+    await waitForTicks(join(ws, "tick-b"));
     expect(killAllBackgroundProcesses()).toBe(1);
-    // The turn that started it sees it killed; the next turn's tools start empty.
-    expect(await pollUntil(again, b, /was killed \(the gateway stopped\)/)).toBeTruthy();
+    await expectStopped(join(ws, "tick-b"));
     expect((await call(toolsFor(), "process", { action: "list" })).text).toBe("(no background processes)");
-    expect(b).not.toBe(a);
   });
 
   it("a session key running a turn with a new session id (a reset) ends the old session's commands", async () => {
     expect(noteSessionTurn("a", `key-${session}`, `s${session}`)).toBe(0);
     const tools = toolsFor();
-    const id = String(
-      (await call(tools, "exec", { command: "sleep 30", background: true })).details.sessionId,
-    );
+    await call(tools, "exec", {
+      command: "while true; do date +%s%N > tick; sleep 0.05; done",
+      background: true,
+    });
+    await waitForTicks(join(ws, "tick"));
     expect(noteSessionTurn("a", `key-${session}`, `s${session}`)).toBe(0);
     expect(noteSessionTurn("a", `key-${session}`, `reset-${session}`)).toBe(1);
-    expect(await pollUntil(tools, id, /was killed \(the session ended\)/)).toBeTruthy();
+    await expectStopped(join(ws, "tick"));
   });
 
   it("a turn whose policy denies process gets a foreground-only exec", async () => {

@@ -82,8 +82,11 @@ function seconds(ms: number): string {
 
 /** What the process tool and exec's background mode need of the turn. */
 export interface BackgroundSettings {
-  /** The session's background commands. */
-  readonly scope: ProcessScope;
+  /**
+   * The session's background commands, looked up at each call: a session that ended has a new, empty scope
+   * the next time, even for tools kept between turns.
+   */
+  readonly scope: () => ProcessScope;
   readonly sandbox: ToolSandbox;
   /** The longest a command may run, in seconds (`exec`'s configured timeout). */
   readonly timeoutSeconds: number;
@@ -98,11 +101,11 @@ export interface BackgroundSettings {
  * and behaviour a call without `background` / `yieldMs` keeps).
  */
 export function backgroundExecTool(foreground: ToolDefinition, settings: BackgroundSettings): ToolDefinition {
-  const { scope, sandbox, timeoutSeconds, maxOutputBytes } = settings;
+  const { sandbox, timeoutSeconds, maxOutputBytes } = settings;
   return {
     ...foreground,
     parameters: EXEC_PARAMETERS,
-    description: `${foreground.description} With background: true the command starts in the background; with yieldMs it runs in the background once that time has passed. Either way you get a sessionId to poll, read, write to or kill with the process tool (at most ${scope.limits.maxRunning} at once).`,
+    description: `${foreground.description} With background: true the command starts in the background; with yieldMs it runs in the background once that time has passed. Either way you get a sessionId to poll, read, write to or kill with the process tool (at most ${settings.scope().limits.maxRunning} at once).`,
     execute: async (toolCallId, params, signal, onUpdate, ctx) => {
       const args = params as { command: string; timeout?: number; yieldMs?: number; background?: boolean };
       const yieldMs = args.background === true ? 0 : (args.yieldMs ?? settings.defaultYieldMs);
@@ -116,6 +119,7 @@ export function backgroundExecTool(foreground: ToolDefinition, settings: Backgro
         );
       }
       const asked = typeof args.timeout === "number" && args.timeout > 0 ? args.timeout : timeoutSeconds;
+      const scope = settings.scope();
       const process = scope.start(sandbox, args.command, Math.min(asked, timeoutSeconds) * 1000);
       if (yieldMs > 0) {
         // Until it yields the command is the call's: aborting the turn kills it.
@@ -157,7 +161,7 @@ function requireId(sessionId: string | undefined, action: string): string {
 
 /** The `process` tool over the session's background commands. */
 export function processTool(settings: BackgroundSettings): ToolDefinition {
-  const { scope, maxOutputBytes } = settings;
+  const { maxOutputBytes } = settings;
   return defineTool({
     name: "process",
     label: "process",
@@ -165,6 +169,7 @@ export function processTool(settings: BackgroundSettings): ToolDefinition {
       "Manage background commands started by exec (background: true or yieldMs): list them, poll one for new output and its status (timeout waits up to 30000 ms for output), read its kept output (log, by lines: offset/limit, the last 200 by default), write to its standard input (data, eof), kill it, clear a finished one, or remove one (kill if running, else clear). Only this session's commands are visible.",
     parameters: PROCESS_PARAMETERS,
     execute: async (_toolCallId, params) => {
+      const scope = settings.scope();
       switch (params.action) {
         case "list": {
           const all = scope.list();

@@ -12,7 +12,8 @@ import {
 } from "@earendil-works/pi-ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { executeTurn, SteerHandle } from "../../src/executor/index.ts";
-import { STEER_SKIP_MESSAGE } from "../../src/executor/steering.ts";
+import { STEER_SKIP_MESSAGE, steerableTools } from "../../src/executor/steering.ts";
+import { buildDefaultTools } from "../../src/tools/index.ts";
 import { createHarness, fauxConfig, type Harness } from "./harness.ts";
 
 let faux: FauxProviderHandle;
@@ -161,6 +162,63 @@ describe("steering in steer mode", () => {
         `toolResult exec error: ${STEER_SKIP_MESSAGE}`,
         "user: STEERED early",
       ],
+    ]);
+  });
+
+  it("the wrappers are the same objects every turn (a warm session stays warm); a later turn skips by its own handle", async () => {
+    const tools = buildDefaultTools({
+      workspaceDir: harness.workspaceDir,
+      agentId: "main",
+      store: harness.store,
+    });
+    const first = steerableTools(tools, new SteerHandle());
+    const second = steerableTools(tools, new SteerHandle());
+    expect(second).toHaveLength(tools.length);
+    second.forEach((tool, index) => {
+      expect(tool).toBe(first[index]);
+      expect(tool.executionMode).toBe("sequential");
+    });
+    // Two turns of one session: the second (on the first one's warm session when kept) still skips.
+    faux.setResponses([fauxAssistantMessage("hello")]);
+    const context = await harness.context("agent:main:twice");
+    expect(
+      (
+        await executeTurn(context, {
+          prompt: "hi",
+          timeoutMs: 60_000,
+          entryPoint: "agent",
+          steering: new SteerHandle(),
+        })
+      ).status,
+    ).toBe("ok");
+    const steering = new SteerHandle();
+    const seen: string[][] = [];
+    faux.setResponses([
+      fauxAssistantMessage(
+        [
+          fauxToolCall("exec", { command: "touch again-started; sleep 2; echo first" }, { id: "d1" }),
+          fauxToolCall("exec", { command: "touch should-not-run" }, { id: "d2" }),
+        ],
+        { stopReason: "toolUse" },
+      ),
+      (ctx) => {
+        seen.push(tail(ctx).slice(-3));
+        return fauxAssistantMessage("ok");
+      },
+    ]);
+    const turn = executeTurn(await harness.context("agent:main:twice"), {
+      prompt: "again",
+      timeoutMs: 60_000,
+      entryPoint: "agent",
+      steering,
+    });
+    await waitFor(() => existsSync(join(harness.workspaceDir, "again-started")));
+    const delivered = steering.steer("STEERED second turn");
+    expect((await turn).status).toBe("ok");
+    expect(await delivered).toBe(true);
+    expect(existsSync(join(harness.workspaceDir, "should-not-run"))).toBe(false);
+    expect(seen).toEqual([
+      ["toolResult exec: first", `toolResult exec error: ${STEER_SKIP_MESSAGE}`, "user: STEERED second turn"],
     ]);
   });
 });
