@@ -46,4 +46,5 @@ export const skillsConfig = z.strictObject({
     .prefault({}),
 });
 
+/** The parsed `skills` section: which SKILL.md skills an agent may see, and the discovery and prompt limits. */
 export type SkillsConfig = z.output<typeof skillsConfig>;
