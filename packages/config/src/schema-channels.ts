@@ -148,6 +148,16 @@ export const slackChannel = z
     botToken: nonEmptyString.optional(),
     appToken: nonEmptyString.optional().describe("xapp- token, Socket Mode only."),
     signingSecret: nonEmptyString.optional().describe("Verifies Events API request signatures."),
+    host: nonEmptyString
+      .optional()
+      .describe("Events mode: the address the events endpoint binds (default 127.0.0.1)."),
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65_535)
+      .optional()
+      .describe("Events mode: the events endpoint's port (default 0: a free one, printed at start)."),
     apiBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
   })
   .superRefine((value, ctx) => {
