@@ -48,6 +48,9 @@ export function channelsFromConfig(
       createSlackChannel(
         slackOptionsFromConfig(slack, {
           channelState: options.channelState,
+          // Events mode's endpoint: Slack must be told its URL, so the port is the config's when it sets one.
+          ...(slack.host === undefined ? {} : { host: slack.host }),
+          ...(slack.port === undefined ? {} : { port: slack.port }),
           ...(options.log === undefined
             ? {}
             : { onError: (error: Error) => options.log?.(`slack: ${error.message}`) }),
