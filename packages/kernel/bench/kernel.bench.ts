@@ -6,6 +6,12 @@
 // 1000 turns to `kernel.prepareSession` + `kernel.executeTurn` at once; lanes order them per session. "cap
 // 200" lets as many turns run as the baseline does (so the ratio is the kernel's cost); "default cap" uses the
 // real default max(8, 4 × CPUs), which also measures what the cap does to throughput with a zero-latency model.
+// Like for like, the sessions exist before the timed part in every case: the baseline's contexts are made by
+// `prepareSession` before it, and so each kernel case prepares its 200 sessions once before it (creating their
+// rows); the timed part still calls `prepareSession` before every turn, as an entry point does (a cache hit
+// then). A session's first preparation is measured by the one-at-a-time suite (its cache misses); in the
+// concurrent cases' figures below, the first turn of each session reports that untimed preparation as its
+// `prepareMs` (a preparation's cost goes to its next `executeTurn`): the 1-in-5 "misses" there.
 // A second suite runs turns one at a time (no concurrency at all).
 //
 // Kernel overhead per turn (printed under the tables), two figures:
@@ -157,11 +163,28 @@ async function kernelTurn(
   return { outcome, prepareWallMs };
 }
 
-function concurrentKernelCase(name: string, kernel: Partial<KernelOptions>) {
+/** The target of the concurrent kernel cases (issue 24). */
+const THROUGHPUT_TARGET = { minSpeedup: 0.9, label: "turns/s ≥ 0.9× the executor called directly" };
+
+/** A kernel whose sessions exist (prepared once, untimed), as the baseline's contexts do. */
+async function preparedHarness(kernel: Partial<KernelOptions>): Promise<KernelHarness> {
+  const h = await harness(kernel);
+  for (const sessionKey of sessionKeys(SESSIONS)) {
+    await h.kernel.prepareSession({ sessionKey, runOptions: { entryPoint: "bench" } });
+  }
+  return h;
+}
+
+function concurrentKernelCase(
+  name: string,
+  kernel: Partial<KernelOptions>,
+  target?: typeof THROUGHPUT_TARGET,
+) {
   const figures = new TurnFigures();
   return {
     name,
-    before: () => harness(kernel),
+    ...(target === undefined ? {} : { target }),
+    before: () => preparedHarness(kernel),
     run: async (h: KernelHarness) => {
       const turns = await Promise.all(
         sessionKeys(SESSIONS).flatMap((sessionKey) =>
@@ -201,9 +224,11 @@ export default [
         },
         after: ({ h }: { h: KernelHarness }) => h.close(),
       },
-      concurrentKernelCase(`kernel, cap ${SESSIONS} (as many at once as the baseline)`, {
-        maxConcurrent: SESSIONS,
-      }),
+      concurrentKernelCase(
+        `kernel, cap ${SESSIONS} (as many at once as the baseline)`,
+        { maxConcurrent: SESSIONS },
+        THROUGHPUT_TARGET,
+      ),
       concurrentKernelCase("kernel, default cap max(8, 4 × CPUs)", {}),
     ],
   }),
