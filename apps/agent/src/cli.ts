@@ -178,7 +178,7 @@ export async function runAgentCli(
   runs
     .command("show <runId>")
     .description("every decision of a run: runtime, tool policy, attempts, fallback, tool calls, replies")
-    .option("--prompt", "print the system prompt the run's model was sent (and its recorded sha256 with --json)")
+    .option("--prompt", "print the system prompt the run's model was sent (--json: with its sha256)")
     .action(async function (this: Command, runId: string) {
       const { context, flags } = contextOf(this);
       if (this.opts<{ prompt?: boolean }>().prompt) {
