@@ -58,7 +58,7 @@ export function cleanEnv(
 export function configText(baseUrl: string, workspaceDir: string, extra = ""): string {
   return `{
   models: { providers: { scripted: { baseUrl: ${JSON.stringify(baseUrl)}, api: "openai-completions",
-    models: [{ id: "m1", reasoning: true, contextWindow: 32000, maxTokens: 4096 }, { id: "m2", contextWindow: 16000, maxTokens: 4096 }] } } },
+    models: [{ id: "m1", reasoning: true, contextWindow: 32000, maxTokens: 4096 }, { id: "m2", reasoning: true, contextWindow: 16000, maxTokens: 4096 }] } } },
   agents: {
     defaults: { model: "scripted/m1", workspace: ${JSON.stringify(workspaceDir)},
       models: { "scripted/m2": { alias: "sonnet" } } },
