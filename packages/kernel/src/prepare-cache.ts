@@ -10,21 +10,27 @@ import type { SessionRecord, SessionStore } from "@agent-kernel/session-store";
 import {
   type AuthUsageReader,
   configFingerprint,
-  hashOf,
-  inputFingerprint,
+  fingerprintText,
+  inputFingerprintText,
   isStoredSessionStale,
   type PrepareDeps,
   readSessionSnapshot,
   resolvePreparedSession,
-  sessionFingerprint,
+  sessionFingerprintText,
 } from "./prepare.ts";
 import type { PreparedSession, SessionKernelInput } from "./types.ts";
 import { validateSessionInput } from "./validate.ts";
 
+/** The auth usage as compared between preparations: most agents have none recorded (then no walk at all). */
+function authUsageText(usage: Readonly<Record<string, unknown>>): string {
+  for (const _profile in usage) return fingerprintText(usage);
+  return "{}";
+}
+
 interface PrewarmEntry {
   readonly configHash: string;
-  readonly sessionHash: string;
-  readonly authHash: string;
+  readonly sessionText: string;
+  readonly authText: string;
   readonly prepared: PreparedSession;
 }
 
@@ -109,16 +115,16 @@ export class PreparationCache {
       const resolved = await resolving;
       return this.#noted(resolved.prepared, workMs + resolved.workMs, "miss");
     }
-    const key = `${snapshot.agentId}\u0000${snapshot.sessionKey}\u0000${inputFingerprint(input)}`;
+    const key = `${snapshot.agentId}\u0000${snapshot.sessionKey}\u0000${inputFingerprintText(input)}`;
     const configHash = configFingerprint(config);
-    const authHash = hashOf(snapshot.authUsage);
+    const authText = authUsageText(snapshot.authUsage);
     const cached = this.#prewarm.get(key);
     if (
       cached !== undefined &&
       snapshot.row !== undefined &&
       cached.configHash === configHash &&
-      cached.authHash === authHash &&
-      cached.sessionHash === sessionFingerprint(snapshot.row, input) &&
+      cached.authText === authText &&
+      cached.sessionText === sessionFingerprintText(snapshot.row, input) &&
       (input.sessionId !== undefined || !isStoredSessionStale(config, snapshot.row, now))
     ) {
       this.#hits += 1;
@@ -148,7 +154,12 @@ export class PreparationCache {
     since = performance.now();
     const { prepared, row } = resolved;
     this.#prewarm.delete(key);
-    this.#prewarm.set(key, { configHash, authHash, sessionHash: sessionFingerprint(row, input), prepared });
+    this.#prewarm.set(key, {
+      configHash,
+      authText,
+      sessionText: sessionFingerprintText(row, input),
+      prepared,
+    });
     if (this.#prewarm.size > this.#prewarmLimit) {
       const oldest = this.#prewarm.keys().next().value;
       if (oldest !== undefined) this.#prewarm.delete(oldest);

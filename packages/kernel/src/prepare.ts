@@ -317,6 +317,15 @@ export function hashOf(value: unknown): string {
   return createHash("sha1").update(stableStringify(value)).digest("hex");
 }
 
+/**
+ * `value` as canonical text (keys sorted, undefined left out): what the prewarm cache compares on every
+ * `prepareSession`. Compared as text, not as a hash of it: three SHA-1s per call were a third of a cache
+ * hit's own work, and the texts are short (an input, a session's resolution fields, its auth usage).
+ */
+export function fingerprintText(value: unknown): string {
+  return stableStringify(value);
+}
+
 const configHashes = new WeakMap<object, string>();
 
 /** A content hash of the config, computed once per config object (configs are immutable values). */
@@ -331,8 +340,13 @@ export function configFingerprint(config: KernelConfig): string {
 
 /** The input minus its config (hashed separately). */
 export function inputFingerprint(input: SessionKernelInput): string {
+  return createHash("sha1").update(inputFingerprintText(input)).digest("hex");
+}
+
+/** `inputFingerprint` before hashing. */
+export function inputFingerprintText(input: SessionKernelInput): string {
   const { config: _config, ...rest } = input;
-  return hashOf(rest);
+  return stableStringify(rest);
 }
 
 /**
@@ -342,8 +356,14 @@ export function inputFingerprint(input: SessionKernelInput): string {
  */
 export function sessionFingerprint(row: SessionRecord | undefined, input: SessionKernelInput): string {
   if (row === undefined) return "none";
+  return createHash("sha1").update(sessionFingerprintText(row, input)).digest("hex");
+}
+
+/** `sessionFingerprint` before hashing ("none" without a row). */
+export function sessionFingerprintText(row: SessionRecord | undefined, input: SessionKernelInput): string {
+  if (row === undefined) return "none";
   const { lastActivityAt: _activity, contextTokens, ...rest } = currentSessionState(row);
-  return hashOf({
+  return stableStringify({
     ...rest,
     spawnDepth: row.meta.spawnDepth,
     // Read only by follow-up runs; otherwise it is an after-run write.
