@@ -1,5 +1,4 @@
-// The gateway end to end: the BUILT daemon (dist/bin.js, run `tooling/pnpm --filter @agent-kernel/gateway...
-// run build` first) as a real process with tooling/fake-llm, the web chat page in a real headless Chromium
+// The gateway end to end: the BUILT daemon (dist/bin.js, built by turbo first) as a real process with tooling/fake-llm, the web chat page in a real headless Chromium
 // (Debian's /usr/bin/chromium driven by playwright-core), tooling/fake-telegram and tooling/fake-slack all at
 // once. It shows: a cron job delivering on its schedule through a channel (Slack); a Telegram stranger paired
 // by `agent-kernel pairing approve` (the umbrella command, in its own process) and answered afterwards; a
@@ -16,10 +15,9 @@ import { type FakeSlack, startFakeSlack } from "@agent-kernel/fake-slack";
 import { type FakeTelegram, privateChat, startFakeTelegram, user } from "@agent-kernel/fake-telegram";
 import { type BrowserContext, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildGateway, GATEWAY_BIN, REPO_ROOT } from "../test/build.ts";
 
-const APP_DIR = join(import.meta.dirname, "..");
-const REPO = join(APP_DIR, "..", "..");
-const GATEWAY_BIN = join(APP_DIR, "dist", "bin.js");
+const REPO = REPO_ROOT;
 const UMBRELLA_MAIN = join(REPO, "apps", "agent-kernel", "src", "main.ts");
 const CHROMIUM = "/usr/bin/chromium";
 
@@ -110,10 +108,7 @@ describe("agent-kernel gateway: channels, cron and the follow-up queue in one pr
   const logged = () => output;
 
   beforeAll(async () => {
-    if (!existsSync(GATEWAY_BIN))
-      throw new Error(
-        `${GATEWAY_BIN} is missing: build it first (tooling/pnpm --filter "@agent-kernel/gateway..." run build)`,
-      );
+    buildGateway();
     if (!existsSync(CHROMIUM))
       throw new Error(
         `${CHROMIUM} is missing: install Debian's chromium package to run the gateway's browser test`,
@@ -208,7 +203,7 @@ describe("agent-kernel gateway: channels, cron and the follow-up queue in one pr
     gateway.stderr?.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
     exited = new Promise((resolve) => gateway.once("close", (code) => resolve(code)));
     await until("the gateway to be ready", () => output.includes("gateway running"), logged);
-  }, 180_000);
+  }, 420_000);
 
   afterAll(async () => {
     longTaskGate.open();

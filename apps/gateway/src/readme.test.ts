@@ -5,10 +5,12 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { APP_DIR, buildGateway, GATEWAY_BIN } from "../test/build.ts";
 
-const APP_DIR = join(import.meta.dirname, "..");
-const BIN = join(APP_DIR, "dist", "bin.js");
+beforeAll(() => buildGateway(), 300_000);
+
+const BIN = GATEWAY_BIN;
 
 /** The README's `sh` block, each line split into the bin and its arguments. */
 function readmeCommands(): string[][] {
