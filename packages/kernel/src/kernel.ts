@@ -309,16 +309,9 @@ export class Kernel {
     } finally {
       held.hold.lost.removeEventListener("abort", onLost);
       unroute();
-      // The next holder (maybe another process) reads the session from the store: what this turn wrote must
-      // be there first (SQLite folds its journaled appends here; PostgreSQL's executor flushed already). When
-      // that fails the lease is left to lapse at its TTL instead, while later calls retry the fold. A failed
-      // release only leaves the lease to expire after its TTL.
-      let readable = true;
-      await this.#store.flush().catch(() => {
-        readable = false;
-      });
-      if (readable) await held.hold.release().catch(() => false);
-      else await held.hold.abandon();
+      // Kept for this process's next turn of the session, or let go (session-leases.ts): the next holder
+      // reads the session from the store, so the flush comes first (SQLite folds its journals there).
+      await this.#leases.keep(runtime.sessionKey.value, held, () => this.#store.flush());
     }
   }
 
