@@ -201,13 +201,44 @@ export abstract class RenewingLeases implements SessionLeasesApi {
   abstract release(lease: SessionLease): Promise<boolean>;
   abstract current(sessionKey: string): Promise<SessionLease | undefined>;
 
-  hold(
+  /** Holds made through this API and not released, abandoned or lost yet (released by `releaseHeld`). */
+  readonly #held = new Set<LeaseHold>();
+
+  async hold(
     sessionKey: string,
     owner: string,
     ttlMs: number,
     options: AcquireOptions = {},
   ): Promise<LeaseHold | undefined> {
-    return holdLease(this, sessionKey, owner, ttlMs, options);
+    const hold = await holdLease(this, sessionKey, owner, ttlMs, options);
+    if (hold === undefined) return undefined;
+    const held = this.#held;
+    held.add(hold);
+    hold.lost.addEventListener("abort", () => held.delete(hold), { once: true });
+    return {
+      get lease() {
+        return hold.lease;
+      },
+      lost: hold.lost,
+      release: () => {
+        held.delete(hold);
+        return hold.release();
+      },
+      abandon: () => {
+        held.delete(hold);
+        return hold.abandon();
+      },
+    };
+  }
+
+  /**
+   * Releases every hold still held (a store closing: a holder that kept its lease between turns — the
+   * kernel's sticky leases — must not leave it to lapse at its TTL when its process ends).
+   */
+  async releaseHeld(): Promise<void> {
+    const holds = [...this.#held];
+    this.#held.clear();
+    await Promise.all(holds.map((hold) => hold.release().catch(() => false)));
   }
 }
 

@@ -473,6 +473,8 @@ class SqliteStore implements SqliteSessionStore {
     } catch (error) {
       foldFailure ??= error;
     }
+    // Leases still held (kept between turns): released once what they covered is folded, unless it is not.
+    if (foldFailure === undefined) await this.leases.releaseHeld();
     unregisterRunOwner(this.#owner);
     for (const agent of this.#agents.values()) agent.raw.close();
     this.#agents.clear();

@@ -321,6 +321,9 @@ class PostgresStore implements PostgresSessionStore {
     } catch (error) {
       failure = error;
     }
+    // Leases still held (kept between turns): released once the buffered writes are stored, unless they are not.
+    if (failure === undefined && this.leases instanceof PostgresSessionLeases)
+      await this.leases.releaseHeld();
     this.#closed = true;
     unregisterRunOwner(this.#owner);
     this.#transcripts.clear();
