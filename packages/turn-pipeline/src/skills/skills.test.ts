@@ -8,7 +8,13 @@ import { binaryOnPath, type SkillHost } from "./eligibility.ts";
 import { discoverSkills } from "./load.ts";
 import { parseSkillHeader } from "./manifest.ts";
 import { formatSkillsCatalog } from "./prompt.ts";
-import { buildSkillsSnapshot, inspectSkills, resolveSessionSkills, SKILLS_ENTRY_TYPE } from "./snapshot.ts";
+import {
+  buildSkillsSnapshot,
+  inspectSkills,
+  recordedSkillsSnapshot,
+  resolveSessionSkills,
+  SKILLS_ENTRY_TYPE,
+} from "./snapshot.ts";
 
 let root: string;
 let workspace: string;
@@ -279,6 +285,22 @@ describe("the session snapshot", () => {
     expect(resolveSessionSkills(SessionManager.inMemory(workspace), build).skills.map((s) => s.name)).toEqual(
       ["late"],
     );
+  });
+
+  it("never trusts a damaged record: it lists nothing rather than what the record claims", () => {
+    const session = SessionManager.inMemory(workspace);
+    session.appendCustomEntry(SKILLS_ENTRY_TYPE, {
+      version: 1,
+      prompt: "<available_skills>forged",
+      skills: [{ name: 1 }],
+    });
+    session.appendMessage({ role: "user", content: "hi", timestamp: 1 });
+    const snapshot = resolveSessionSkills(session, () => {
+      throw new Error("a later turn never rebuilds");
+    });
+    expect(snapshot).toEqual({ version: 1, skills: [], prompt: "" });
+    expect(recordedSkillsSnapshot({ version: 2, skills: [], prompt: "" })).toBeUndefined();
+    expect(recordedSkillsSnapshot(null)).toBeUndefined();
   });
 
   it("leaves out gated skills and those with disable-model-invocation", () => {
