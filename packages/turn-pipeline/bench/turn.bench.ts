@@ -5,11 +5,13 @@
 // an embedder would), so both sides send pi the same tool list and the difference is the executor's own
 // work. The old baseline (pi offered `read` only) stays as a reference case.
 //
-// `executeTurn` cases persist, per turn, in real SQLite files (WAL, synchronous=NORMAL): the run record
-// (started, then finished together with its events in one transaction; streamed deltas coalesced, the
-// default `coalesce-deltas`), and every transcript entry pi appends, committed in one transaction right
-// before each model request (so the user message is durable before the model is called) and one at the end
-// of the turn: a warm text turn is four commits (run start, user message, answer, run finish). A new
+// `executeTurn` cases persist, per turn, in real SQLite files (WAL, synchronous=NORMAL) through the store's
+// journals: the run record (started, then finished together with its events; streamed deltas coalesced, the
+// default `coalesce-deltas`) as lines of the run journal, and every transcript entry pi appends as one
+// journal write right before each model request (so the user message is durable before the model is
+// called) and one at the end of the turn: a warm text turn is four journal writes (run start, user message,
+// answer, run finish) and no SQLite commit; the group commit that folds them runs in the untimed event-loop
+// turn after each case (`nextEventLoopTurn`). A new
 // session's first turn also creates the transcript header and records the bootstrap files (read from the
 // workspace); the second-turn case measures a turn of a session that already has one (the common case).
 // A reference case runs pi's bare second turn (a new AgentSession over an in-memory session that holds one
@@ -19,9 +21,9 @@
 // The executor keeps warm sessions (the pi session manager and, while nothing it is made from changes, the
 // AgentSession the last turn answered with) and the default tools between turns (as a gateway process
 // does), so its cases measure that warm path; the first turn of each session (in `before`, untimed) warms it.
-// The second suite compares the executor's warm turn with pi prompting an AgentSession it kept (like for like:
-// no session made per turn on either side). The third is a turn with 20 tool calls (pi's `read` on a workspace file) through both, on a new
-// session and on a session that already had a turn.
+// The second suite compares the executor's warm turn with pi prompting an AgentSession it kept (like for
+// like: no session made per turn on either side). The third is a turn with 20 tool calls (pi's `read` on a
+// workspace file) through both, on a new session and on a session that already had a turn.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
