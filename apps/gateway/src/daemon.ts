@@ -38,6 +38,11 @@ export interface GatewayDaemonOptions {
   readonly startRetryDelaysMs?: readonly number[];
   /** How often the status snapshot is rewritten (ms). Default 1000. */
   readonly snapshotIntervalMs?: number;
+  /**
+   * How often the follow-up queue is looked at for items another process stored (`followup enqueue`, the
+   * `agent-kernel` command) while the daemon runs (ms). Default 2000.
+   */
+  readonly queuePollMs?: number;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -62,6 +67,7 @@ export async function runGatewayDaemon(options: GatewayDaemonOptions): Promise<n
   let gateway: AutoReplyGateway | undefined;
   let scheduler: CronScheduler | undefined;
   let snapshotTimer: NodeJS.Timeout | undefined;
+  let queuePoll: NodeJS.Timeout | undefined;
   try {
     store = await openKernelStore({ stateDir, config });
     const kernel = createKernel({ config, store });
@@ -117,6 +123,8 @@ export async function runGatewayDaemon(options: GatewayDaemonOptions): Promise<n
       return failure.exitCode;
     }
     await followups.start();
+    // start() again schedules every session with pending items (a drain already under way is not doubled).
+    queuePoll = setInterval(() => void followups.start().catch(() => undefined), options.queuePollMs ?? 2000);
     scheduler = createCronScheduler({
       config,
       stateDir,
@@ -180,6 +188,7 @@ export async function runGatewayDaemon(options: GatewayDaemonOptions): Promise<n
     return stopCode();
   } finally {
     if (snapshotTimer !== undefined) clearInterval(snapshotTimer);
+    if (queuePoll !== undefined) clearInterval(queuePoll);
     // Channels stop receiving first; running turns get the grace period; follow-up turns are aborted at once
     // and their claimed items released (they run again on the next start).
     const [stoppedGateway, released, stoppedCron] = await Promise.allSettled([

@@ -1,11 +1,12 @@
 // The gateway's follow-up queue for the two modes the e2e test does not drive: `interrupt` (a new message
 // aborts the running turn and runs instead of it) and `collect` (messages sent while a turn runs become one
-// merged follow-up turn). The daemon in-process (runGatewayDaemon) over a real store, the web chat channel's
+// merged follow-up turn); and an item another process stored while the daemon runs (as `followup enqueue`
+// does) is picked up and answered through its channel. The daemon in-process (runGatewayDaemon) over a real store, the web chat channel's
 // HTTP API on loopback and tooling/fake-llm; the follow-up turns' replies go back through the channel.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseConfig } from "@agent-kernel/config";
+import { type KernelConfig, parseConfig } from "@agent-kernel/config";
 import { type RecordedRequest, reply, startFakeLlm } from "@agent-kernel/fake-llm";
 import { describe, expect, it } from "vitest";
 import { runGatewayDaemon } from "./daemon.ts";
@@ -31,12 +32,14 @@ async function until(what: string, check: () => boolean, context: () => string):
 }
 
 async function withGateway(
-  mode: "interrupt" | "collect",
+  mode: "interrupt" | "collect" | "followup",
   script: (request: RecordedRequest) => Promise<ReturnType<typeof reply> | { type: "stall" }>,
   body: (tools: {
     post: (text: string) => Promise<number>;
     requests: () => readonly RecordedRequest[];
     output: () => string;
+    config: KernelConfig;
+    stateDir: string;
   }) => Promise<void>,
 ): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), `gateway-${mode}-`));
@@ -67,7 +70,14 @@ async function withGateway(
   let output = "";
   const log = await openGatewayLog({ stateDir, stderr: { write: (text: string) => (output += text) } });
   const controller = new AbortController();
-  const daemon = runGatewayDaemon({ config, stateDir, log, signal: controller.signal, shutdownGraceMs: 500 });
+  const daemon = runGatewayDaemon({
+    config,
+    stateDir,
+    log,
+    signal: controller.signal,
+    shutdownGraceMs: 500,
+    queuePollMs: 200,
+  });
   try {
     await until(
       "the gateway",
@@ -83,7 +93,7 @@ async function withGateway(
           body: JSON.stringify({ conversationId: "conv1", text }),
         })
       ).status;
-    await body({ post, requests: () => llm.requests, output: () => output });
+    await body({ post, requests: () => llm.requests, output: () => output, config, stateDir });
   } finally {
     controller.abort("SIGTERM");
     expect(await daemon).toBe(143);
@@ -160,6 +170,32 @@ describe.concurrent("the gateway's follow-up queue modes", () => {
         const merged = requests().find((request) => userTexts(request).at(-1)?.includes("also this"));
         expect(userTexts(merged).at(-1)).toContain("and that");
         expect(requests()).toHaveLength(2);
+      },
+    );
+  }, 120_000);
+
+  it("runs an item another process stored in the queue while it runs, replying through its channel", async () => {
+    await withGateway(
+      "followup",
+      async () => reply("FROM-ANOTHER-PROCESS"),
+      async ({ output, config, stateDir }) => {
+        // a second runner on the same state dir, as `followup enqueue` is: it only stores the item
+        const { createFollowupRunner } = await import("@agent-kernel/followup");
+        const other = await createFollowupRunner({ config, stateDir });
+        await other.accept({
+          id: "from-elsewhere",
+          text: "queued from elsewhere",
+          messageContext: { channel: "webchat", accountId: "default", chatType: "direct", to: "conv1" },
+        });
+        await other.stop();
+        await until(
+          "the gateway to run it",
+          () =>
+            /follow-up turn webchat:conv1 session \S+ run \S+: ok, 1 item\(s\), 1 message\(s\) sent/.test(
+              output(),
+            ),
+          output,
+        );
       },
     );
   }, 120_000);
