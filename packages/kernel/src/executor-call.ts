@@ -30,6 +30,13 @@ export type ExecutorSettings = Partial<
   >
 >;
 
+/** Tools a kernel adds to a run, made for that run (they may close over its runId and preparation). */
+export type TurnToolProvider = (run: {
+  readonly prepared: PreparedSession;
+  readonly turn: TurnInput;
+  readonly runId: string;
+}) => NonNullable<TurnContext["extraTools"]>;
+
 /** What every executor call of one kernel shares (made once per kernel, not per turn). */
 export interface ExecutorCallDeps {
   readonly registry: RunRegistry;
@@ -39,6 +46,7 @@ export interface ExecutorCallDeps {
   readonly options: {
     readonly executorSettings?: ExecutorSettings | undefined;
     readonly now?: (() => number) | undefined;
+    readonly turnTools?: TurnToolProvider | undefined;
   };
 }
 
@@ -108,6 +116,7 @@ export function executorCall(
     workspaceDir: runtime.workspaceDir.value,
     promptMode: defaults.promptMode,
     ...(sink?.messageTool ? { deliverySink: sink.messageTool } : {}),
+    ...(deps.options.turnTools ? { extraTools: deps.options.turnTools({ prepared, turn, runId }) } : {}),
     reply: {
       reasoningMode: defaults.reasoningMode,
       enforceFinalTag: defaults.enforceFinalTag,

@@ -24,6 +24,7 @@ import {
   type ExecutorSettings,
   executorCall,
   type TurnExecutor,
+  type TurnToolProvider,
 } from "./executor-call.ts";
 import { LeaseRoutes, storeForExecutor } from "./executor-store.ts";
 import { LaneScheduler, type LaneStats, LaneWaitAbortedError } from "./lanes.ts";
@@ -44,7 +45,7 @@ import { updateSessionAfterRun } from "./session-update.ts";
 import type { PreparedSession, SessionKernelInput, TurnInput, TurnOutcome } from "./types.ts";
 import { validateTurnInput } from "./validate.ts";
 
-export type { ExecutorSettings, TurnExecutor } from "./executor-call.ts";
+export type { ExecutorSettings, TurnExecutor, TurnToolProvider } from "./executor-call.ts";
 
 export interface KernelOptions extends PrepareDeps {
   /** Shared pi model runtimes for `config`; default a new pool. */
@@ -63,6 +64,8 @@ export interface KernelOptions extends PrepareDeps {
    * it runs (session-leases.ts).
    */
   readonly sessionLeases?: SessionLeaseSettings | undefined;
+  /** Tools added to every turn of this kernel, made per run (subagents.ts: `sessions_spawn`, `sessions_send`). */
+  readonly turnTools?: TurnToolProvider | undefined;
 }
 
 export interface KernelStats {
@@ -344,7 +347,7 @@ export class Kernel {
     this.#registry.markRunning(runId, this.#now());
     const runtime = prepared.runtimeContext;
     const { policy, lines } = this.#decisions.policyFor(prepared, turn);
-    const decisions = this.#decisions.decisions(prepared, admitted - started, lines);
+    const decisions = this.#decisions.decisions(prepared, admitted - started, lines, turn.parentRunId);
     const sink = turn.delivery;
     const call = executorCall(
       this.#executorCallDeps,

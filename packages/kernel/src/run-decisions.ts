@@ -56,8 +56,14 @@ export class RunDecisionMaker {
     return recorded;
   }
 
-  decisions(prepared: PreparedSession, queuedMs: number, toolLines: readonly string[]): RunDecisions {
+  decisions(
+    prepared: PreparedSession,
+    queuedMs: number,
+    toolLines: readonly string[],
+    parentRunId?: string,
+  ): RunDecisions {
     return {
+      ...(parentRunId === undefined ? {} : { parentRunId }),
       phase: "prepared",
       entryPoint: prepared.defaults.entryPoint,
       queuedMs: Math.round(queuedMs * 1000) / 1000,

@@ -140,6 +140,8 @@ export interface TurnInput {
   /** Subscribers of this run's one event stream. */
   readonly callbacks?: TurnCallbacks | undefined;
   readonly delivery?: DeliverySink | undefined;
+  /** The run that started this one (`sessions_spawn`, `sessions_send`): recorded in its decisions. */
+  readonly parentRunId?: string | undefined;
 }
 
 /**
@@ -211,4 +213,6 @@ export interface RunDecisions {
   /** One line per tool the executor can offer: `exec: blocked by tools.deny — deny "exec" (tools.deny[0])`. */
   readonly toolPolicy: readonly string[];
   readonly defaults: NormalizedDefaults;
+  /** The run that started this one (a subagent's spawner, a `sessions_send` sender). */
+  readonly parentRunId?: string;
 }

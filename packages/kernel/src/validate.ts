@@ -132,6 +132,7 @@ export const turnInputSchema = z
     delivery: z
       .custom<never>((value) => typeof value === "object" && value !== null, "expected a DeliverySink object")
       .optional(),
+    parentRunId: z.string().min(1).optional(),
   })
   .superRefine((turn, context) => {
     if (turn.prompt.trim() === "" && (turn.images?.length ?? 0) === 0) {

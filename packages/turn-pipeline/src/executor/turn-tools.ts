@@ -5,6 +5,7 @@
 // @agent-kernel/sandbox), or the tool policy (tool-policy).
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import {
+  applyToolPolicy,
   DefaultToolCache,
   type DefaultToolsOptions,
   noteSessionTurn,
@@ -59,6 +60,8 @@ export function turnTools(
     },
     context.toolPolicy,
   );
+  if (context.extraTools !== undefined && context.extraTools.length > 0)
+    tools.push(...applyToolPolicy(context.extraTools, context.toolPolicy));
   return steering ? steerableTools(tools, steering) : tools;
 }
 

@@ -7,6 +7,7 @@ import type { RuntimeContext } from "@agent-kernel/runtime-resolver";
 import type { SessionStore } from "@agent-kernel/session-store";
 import type { ToolPolicy } from "@agent-kernel/tool-policy";
 import type { ImageContent } from "@earendil-works/pi-ai";
+import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import type { ReasoningMode, ReplyPayload, ReplyStreamOptions } from "../streaming/index.ts";
 import type { SandboxEngines } from "../tools/index.ts";
 import type { ModelRuntimePool } from "./model-runtimes.ts";
@@ -82,6 +83,11 @@ export interface TurnContext {
   readonly sandboxEngines?: SandboxEngines;
   /** The delivery sink of the `message` tool; absent: the tool is not offered. */
   readonly deliverySink?: DeliverySink;
+  /**
+   * Tools the caller adds for this turn (the kernel's `sessions_spawn` / `sessions_send`), under the same
+   * policy as the default tools: filtered, then checked again at every call.
+   */
+  readonly extraTools?: readonly ToolDefinition[];
   /** ReplyStream settings (block streaming, reasoning mode, silent token, final tag). */
   readonly reply?: Omit<ReplyStreamOptions, "messagingToolSentTexts" | "reasoningMode"> & {
     readonly reasoningMode?: ReasoningMode;
