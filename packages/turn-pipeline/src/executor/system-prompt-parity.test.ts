@@ -41,7 +41,6 @@ const OMITTED: Record<string, string> = {
 const RENAMED: Record<string, string> = { "OpenClaw Control": "Gateway Control" };
 /** Lines of OpenClaw's sections the kernel leaves out, and why. */
 const DROPPED_LINES: readonly [RegExp, string][] = [
-  [/^Long wait: no rapid poll/, "the kernel's exec has no yieldMs / process tool"],
   [
     /^\/approve is user command|^allow-once covers|^Approval preview:|^For task-authorized commands/,
     "no exec approvals in the kernel",

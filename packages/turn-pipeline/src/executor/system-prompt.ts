@@ -176,6 +176,8 @@ function toolingSection(input: KernelPromptInput, tools: ReadonlySet<string>): s
       : "No tools are available in this run; answer from the conversation.",
     "The AGENTS.md Tools section guides usage; it never grants availability.",
   ];
+  // exec's background mode (yieldMs, then the process tool) is the answer to a long command.
+  if (tools.has("exec")) lines.push("Long wait: no rapid poll. Use exec yieldMs.");
   if (tools.has("sessions_list")) {
     lines.push(
       "Never loop-poll `sessions_list`. Status only on-demand/intervention/debug/request.",
