@@ -80,7 +80,8 @@ afterAll(async () => {
   await llm?.close();
   await registry?.stop();
   if (root) rmSync(root, { recursive: true, force: true });
-});
+  // Removing every consumer project's node_modules (the global installs included) takes minutes when loaded.
+}, 300_000);
 
 interface Packument {
   readonly "dist-tags": Record<string, string>;
@@ -275,4 +276,36 @@ describe("a third party installs single packages with plain npm", () => {
     expect(old.stdout).toBe("");
     expect(old.stderr).toBe(`agent: needs Node.js 22.19 or newer; this is Node.js ${version}\n`);
   });
+
+  // Each app README's `npm install -g …` line, and the umbrella: `npm i -g @agent-kernel/cli` gives the same
+  // `agent-kernel` command as `tooling/pnpm exec agent-kernel` in the repo.
+  const GLOBAL_COMMANDS = {
+    "@agent-kernel/cli": "agent-kernel",
+    "@agent-kernel/auto-reply": "auto-reply",
+    "@agent-kernel/cron": "agent-cron",
+    "@agent-kernel/followup": "followup",
+    "@agent-kernel/hybrid-planner": "hybrid-planner",
+    "@agent-kernel/gateway": "agent-kernel-gateway",
+  } as const;
+  it("every app's command installed globally answers --help; agent-kernel reaches the apps", async () => {
+    const project = consumer("apps-global");
+    const prefix = join(project.dir, "global");
+    // Only what this workspace publishes (an app still being written may not be a package yet).
+    const commands = Object.entries(GLOBAL_COMMANDS).filter(([name]) => published.has(name));
+    const names = commands.map(([name]) => name);
+    const install = await project.npm(["install", "--global", "--prefix", prefix, ...names]);
+    expect(install.status, describeRun(`npm install -g ${names.join(" ")}`, install)).toBe(0);
+    for (const [name, bin] of commands) {
+      const help = await project.run(join(prefix, "bin", bin), ["--help"]);
+      expect(help.status, describeRun(`${bin} --help (${name})`, help)).toBe(0);
+      expect(help.stdout).toMatch(/^Usage:/);
+    }
+    const umbrella = join(prefix, "bin", "agent-kernel");
+    const version = await project.run(umbrella, ["--version"]);
+    expect(version.stdout).toBe(`${published.get("@agent-kernel/cli")}\n`);
+    const cronHelp = await project.run(umbrella, ["cron", "list", "--help"]);
+    expect(cronHelp.status, describeRun("agent-kernel cron list --help", cronHelp)).toBe(0);
+    expect(cronHelp.stdout).toContain("Usage: agent-cron");
+    // several packages and their dependencies from the registry, on a loaded machine
+  }, 600_000);
 });
