@@ -65,7 +65,7 @@ describe("agent-kernel pairing", () => {
     expect(right.code).toBe(EXIT.ok);
     expect(right.stdout).toBe("Approved 5550001 (@user5550001) on telegram: they can talk to the bot now.\n");
     expect(await isPaired("5550001")).toBe(true);
-    const after = await h.run(["pairing", "list"]);
+    const after = await h.run(["pairing", "list", "telegram"]);
     expect(after.stdout).toMatch(/pending: none\n {2}approved 5550001 \(@user5550001\) {2}since /);
   });
 

@@ -11,7 +11,7 @@ import { CliError, EXIT } from "../errors.ts";
 import { type CliIo, line, paint, printJson } from "../io.ts";
 
 const USAGE = `Usage:
-  agent-kernel pairing list [--channel <id>] [--account <id>] [--json]
+  agent-kernel pairing list [<channel> | --channel <id>] [--account <id>] [--json]
   agent-kernel pairing approve <channel> <code> [--account <id>]
   agent-kernel pairing deny <channel> <code | senderId> [--account <id>]
 
@@ -42,8 +42,10 @@ export async function runPairing(argv: readonly string[], io: CliIo): Promise<nu
   const { PairingStore } = await import("@agent-kernel/channels-core");
 
   if (name === "list") {
-    expectArgs(rest, [], "pairing list");
-    const only = stringFlag(parsed, "channel");
+    // `pairing list telegram` (OpenClaw's form) or `--channel telegram`.
+    if (rest.length > 1)
+      throw new CliError(EXIT.usage, `pairing list takes at most one <channel>, got "${rest.join(" ")}"`);
+    const only = rest[0] ?? stringFlag(parsed, "channel");
     const channels = only === undefined ? configuredChannels(context) : [checkedChannel(context, only)];
     return withStore(context, async (store) => {
       const pairing = new PairingStore(store.channelState);
