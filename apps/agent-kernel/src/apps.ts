@@ -62,7 +62,7 @@ export async function runApp(
 
 async function importApp(packageName: string): Promise<Record<string, unknown>> {
   try {
-    // A variable specifier: the gateway app may not be installed beside this one.
+    // One loader for every app: a string specifier (each app is a dependency; a missing one is said plainly).
     const specifier: string = packageName;
     return (await import(specifier)) as Record<string, unknown>;
   } catch (error) {

@@ -90,6 +90,18 @@ describe("agent-kernel", () => {
     expect(autoReply.stdout).toContain("Usage: auto-reply");
   }, 120_000);
 
+  it("gateway, status and logs reach the gateway app: no daemon runs on this state dir", async () => {
+    const help = await h.run(["gateway", "--help"]);
+    expect(help.code).toBe(EXIT.ok);
+    expect(help.stdout).toContain("Usage: agent-kernel gateway");
+    const status = await h.run(["status"]);
+    expect(status.code).toBe(1);
+    expect(status.stdout).toContain(`gateway: not running on ${h.stateDir}`);
+    const logs = await h.run(["logs"]);
+    expect(logs.code).toBe(1);
+    expect(logs.stderr).toContain("no gateway logs yet");
+  }, 120_000);
+
   it("as a process: the exit code and streams are the command's", async () => {
     const bad = await h.spawn(["agent", "--bogus"]);
     expect(bad.code).toBe(EXIT.usage);
