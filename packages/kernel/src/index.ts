@@ -3,10 +3,13 @@
 
 // Session-key builders for entry points that route their own peers (the gateway's channels): the same
 // rules the kernel applies to `--to` and message contexts, so apps never restate them.
-export { buildAgentPeerSessionKey, resolveThreadSessionKeys } from "@agent-kernel/runtime-resolver";
 // The environment variables a built-in provider's key is read from (pi-ai's own table), for operator tools
 // that say which keys are set (`agent-kernel models status`, `doctor`) without a second copy of the names.
-export { providerKeyEnvVars } from "@agent-kernel/runtime-resolver";
+export {
+  buildAgentPeerSessionKey,
+  providerKeyEnvVars,
+  resolveThreadSessionKeys,
+} from "@agent-kernel/runtime-resolver";
 /** Any store the kernel runs on (SQLite or PostgreSQL): what `openKernelStore({ stateDir, config })` returns. */
 export type { SessionStore as AnyKernelStore } from "@agent-kernel/session-store";
 // The state dir's rule (owner-only folders and files) for apps that keep state of their own beside the store.
@@ -79,6 +82,7 @@ export {
   type KernelOptions,
   type KernelStats,
   type TurnExecutor,
+  type TurnToolProvider,
 } from "./kernel.ts";
 export { LaneScheduler, type LaneStats, LaneWaitAbortedError } from "./lanes.ts";
 export { type TurnOutcomeJson, turnOutcomeJsonSchema } from "./outcome-schema.ts";
@@ -110,6 +114,17 @@ export {
   type SessionLeaseSettings,
 } from "./session-leases.ts";
 export { sessionPatchAfterRun, updateSessionAfterRun } from "./session-update.ts";
+export {
+  type CallerRun,
+  createKernelWithSubagents,
+  type SessionVisibility,
+  type SubagentLaneStats,
+  type SubagentRun,
+  type SubagentSettings,
+  Subagents,
+  subagentAnnouncePrompt,
+  subagentSystemPrompt,
+} from "./subagents.ts";
 export type {
   AgentEventPayload,
   AgentRuntimeResult,

@@ -34,6 +34,17 @@ export {
   DEFAULT_MAX_IMAGE_BYTES,
 } from "./read-tool.ts";
 export {
+  MAX_AGENT_MESSAGE_CHARS,
+  type SendAnswer,
+  type SendRequest,
+  type SessionMessenger,
+  type SpawnAnswer,
+  type SpawnRequest,
+  type SubagentSpawner,
+  sessionsSendTool,
+  sessionsSpawnTool,
+} from "./session-agent-tools.ts";
+export {
   execEnvironment,
   prepareToolSandbox,
   type SandboxEngines,
