@@ -211,8 +211,12 @@ describe("the kernel on PostgreSQL", () => {
       expect(run).toMatchObject({ status: "succeeded", sessionKey: "agent:main:pg-one", sessionId });
       const events = await observer.runs.events(outcome.runId);
       expect(events[0]?.data).toMatchObject({ phase: "prepared" });
-      // The turn released its session's lease.
-      const lease = await (store as PostgresSessionStore).leases.current("agent:main:pg-one");
+      // The turn's lease is kept a few ms for this process's next turn (sticky), then released.
+      let lease = await (store as PostgresSessionStore).leases.current("agent:main:pg-one");
+      for (let waited = 0; lease?.owner !== "" && waited < 5_000; waited += 20) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        lease = await (store as PostgresSessionStore).leases.current("agent:main:pg-one");
+      }
       expect(lease).toMatchObject({ owner: "" });
 
       // The next turn continues the same chain.
