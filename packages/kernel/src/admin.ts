@@ -27,6 +27,7 @@ import {
 } from "@agent-kernel/session-store";
 import { checkSecurity, type SecurityReport } from "./doctor-security.ts";
 import { checkTranscript, type QuarantinedTranscriptRow } from "./doctor-transcripts.ts";
+import { type ChildRunRef, childRunsOf } from "./run-lineage.ts";
 import type { RunDecisions } from "./types.ts";
 
 export type {
@@ -48,6 +49,7 @@ export {
   toStorageFailure,
 } from "@agent-kernel/session-store";
 export type { QuarantinedTranscriptRow } from "./doctor-transcripts.ts";
+export type { ChildRunRef } from "./run-lineage.ts";
 export { type RunPrompt, recordedSystemPrompt, showRunPrompt } from "./run-prompt.ts";
 
 export interface OpenKernelStoreOptions {
@@ -281,6 +283,8 @@ export interface RunReport {
   /** The lifecycle `end` event's data. */
   readonly end?: Readonly<Record<string, unknown>>;
   readonly eventCount: number;
+  /** Runs this run started (`sessions_spawn`, `sessions_send`); the child names its parent in `decisions`. */
+  readonly childRuns?: readonly ChildRunRef[];
 }
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
@@ -419,11 +423,14 @@ export function interpretRunEvents(events: readonly RunEvent[]): Omit<RunReport,
     ...message,
     toolCalls: message.toolCalls.map((call) => ({ ...call, args: argsById.get(call.id)?.shift() ?? {} })),
   }));
+  const toolCalls = tools.map((entry) => entry.call);
+  const childRuns = childRunsOf(toolCalls);
   return {
     ...(decisions === undefined ? {} : { decisions }),
     attempts,
     assistantMessages,
-    toolCalls: tools.map((entry) => entry.call),
+    toolCalls,
+    ...(childRuns.length === 0 ? {} : { childRuns }),
     compactions,
     ...(end === undefined ? {} : { end }),
     eventCount: events.length,

@@ -171,6 +171,9 @@ export function formatRunReport(report: RunReport): string {
     `  usage:       ${run.usage ? `input ${run.usage.input ?? 0}, output ${run.usage.output ?? 0}, cache read ${run.usage.cacheRead ?? 0}, cache write ${run.usage.cacheWrite ?? 0}, total ${run.usage.total ?? 0}` : "-"}${run.costUsd ? `, $${run.costUsd.toFixed(6)}` : ""}`,
   ];
   const decisions = report.decisions;
+  if (decisions?.parentRunId !== undefined) out.push(`  parent run:  ${decisions.parentRunId}`);
+  for (const child of report.childRuns ?? [])
+    out.push(`  child run:   ${child.runId} (${child.tool} → ${child.sessionKey}, ${child.status})`);
   out.push("", "Runtime (decided before the run):");
   if (decisions === undefined) out.push("  not recorded");
   else {
