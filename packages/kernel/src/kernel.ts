@@ -347,7 +347,6 @@ export class Kernel {
     this.#registry.markRunning(runId, this.#now());
     const runtime = prepared.runtimeContext;
     const { policy, lines } = this.#decisions.policyFor(prepared, turn);
-    const decisions = this.#decisions.decisions(prepared, admitted - started, lines, turn.parentRunId);
     const sink = turn.delivery;
     const call = executorCall(
       this.#executorCallDeps,
@@ -360,6 +359,11 @@ export class Kernel {
       policy,
       this.#poolFor(prepared.config),
     );
+    const decisions = this.#decisions.decisions(prepared, admitted - started, lines, {
+      parentRunId: turn.parentRunId,
+      policy,
+      extraTools: call.context.extraTools,
+    });
 
     // The decisions become the run's event 0 in the executor's finishing transaction (nothing is written
     // before the turn starts, which keeps the path to the model short).

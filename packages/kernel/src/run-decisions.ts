@@ -3,7 +3,7 @@
 // when `ownerNumbers` changes who counts as the owner). Does not own: storing the decisions (the executor's
 // finishing transaction through executor-store.ts, else the kernel or run-outcome.ts), nor resolving the
 // runtime or the preparation's policy (prepare.ts).
-import { formatToolDecision, resolveToolPolicy } from "@agent-kernel/tool-policy";
+import { formatToolDecision, resolveToolPolicy, type ToolPolicy } from "@agent-kernel/tool-policy";
 import type { PreparedSession, RunDecisions, TurnInput } from "./types.ts";
 
 /** The runtime decisions as stored: JSON-safe, secret-free (profiles carry only `hasSecret`). */
@@ -60,15 +60,25 @@ export class RunDecisionMaker {
     prepared: PreparedSession,
     queuedMs: number,
     toolLines: readonly string[],
-    parentRunId?: string,
+    run: {
+      readonly parentRunId?: string | undefined;
+      /** The turn's policy and the kernel's per-run tools (`turnTools`), explained after the default tools'. */
+      readonly policy?: ToolPolicy | undefined;
+      readonly extraTools?: readonly { readonly name: string }[] | undefined;
+    } = {},
   ): RunDecisions {
+    const { parentRunId, policy, extraTools } = run;
+    const extraLines =
+      policy === undefined || extraTools === undefined || extraTools.length === 0
+        ? []
+        : policy.explain(extraTools.map((tool) => tool.name)).map(formatToolDecision);
     return {
       ...(parentRunId === undefined ? {} : { parentRunId }),
       phase: "prepared",
       entryPoint: prepared.defaults.entryPoint,
       queuedMs: Math.round(queuedMs * 1000) / 1000,
       runtime: this.#recordedFor(prepared).runtime,
-      toolPolicy: toolLines,
+      toolPolicy: extraLines.length === 0 ? toolLines : [...toolLines, ...extraLines],
       defaults: prepared.defaults,
     };
   }

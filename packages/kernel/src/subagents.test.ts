@@ -123,7 +123,11 @@ describe("sessions_spawn", () => {
     expect(child?.run).toMatchObject({ sessionKey: childKey, entryPoint: "subagent", status: "succeeded" });
     expect(child?.decisions?.parentRunId).toBe(parent.runId);
     expect(child?.decisions?.defaults.promptMode).toBe("minimal");
-    // The subagent tool layer (by the key's depth) decides the spawn tools as every other tool.
+    // The subagent tool layer (by the key's depth) decides the spawn tools as every other tool, and the
+    // run's recorded tool policy says so.
+    expect(child?.decisions?.toolPolicy).toContain(
+      'sessions_send: blocked by subagent(depth 1, orchestrator) — deny "sessions_send"',
+    );
     const childPolicy = (await kernel.prepareSession({ sessionKey: childKey })).toolPolicy;
     expect(childPolicy.explain(["sessions_send", "sessions_spawn"]).map(formatToolDecision)).toEqual([
       'sessions_send: blocked by subagent(depth 1, orchestrator) — deny "sessions_send"',
@@ -175,6 +179,9 @@ describe("sessions_spawn", () => {
     const childRunId = String((await toolAnswer(parent.runId, "sessions_spawn")).runId);
     const child = await showRun(h.store, childRunId);
     // The leaf's tool layer removed sessions_spawn: the model's call fails, nothing is spawned.
+    expect(child?.decisions?.toolPolicy.find((line) => line.startsWith("sessions_spawn:"))).toMatch(
+      /^sessions_spawn: blocked by subagent\(depth 1, leaf\)/,
+    );
     const leafPolicy = (await kernel.prepareSession({ sessionKey: child?.run.sessionKey ?? "" })).toolPolicy;
     expect(formatToolDecision(leafPolicy.explain(["sessions_spawn"])[0] as never)).toMatch(
       /^sessions_spawn: blocked by subagent\(depth 1, leaf\)/,
