@@ -211,6 +211,26 @@ describe("sessions_spawn", () => {
     });
   });
 
+  it("is not offered where the tool policy denies it (tools.deny), and a call of it fails without spawning", async () => {
+    const { kernel, subagents, contexts } = await setup({ tools: { deny: ["sessions_spawn"] } });
+    h.model
+      .on("spawn one", () => toolCallMessage("sessions_spawn", { task: "never runs" }))
+      .on("spawn one", () => fauxAssistantMessage("could not"));
+    const parent = await kernel.executeTurn(await kernel.prepareSession({ sessionKey: "agent:main:main" }), {
+      prompt: "spawn one",
+    });
+    await subagents.idle();
+    const report = await showRun(h.store, parent.runId);
+    expect(report?.decisions?.toolPolicy.find((line) => line.startsWith("sessions_spawn:"))).toMatch(
+      /^sessions_spawn: blocked by tools\.deny/,
+    );
+    expect(toolNames(contexts[0])).not.toContain("sessions_spawn");
+    expect(toolNames(contexts[0])).toContain("sessions_send");
+    expect(report?.toolCalls).toEqual([expect.objectContaining({ name: "sessions_spawn", isError: true })]);
+    expect(subagents.runs()).toEqual([]);
+    expect(h.model.calls).not.toContain("never runs");
+  });
+
   it("nests a grandchild's key under its parent's within the depth limit", async () => {
     const { kernel, subagents } = await setup({ agents: { defaults: { subagents: { maxSpawnDepth: 2 } } } });
     h.model
