@@ -163,6 +163,18 @@ const BASE_COVERAGE: Readonly<Record<string, Coverage>> = {
     kind: "synopsis",
     instances: ["agent runs list --session-key main", 'agent runs show "$RUN_ID"'],
   },
+  "agent runs show <runId> --prompt [--json]": {
+    kind: "synopsis",
+    instances: ['agent runs show "$RUN_ID" --prompt', 'agent runs show "$RUN_ID" --prompt --json'],
+  },
+  'agent runs show "$RUN_ID" --prompt': { kind: "run", code: 0, stdout: /## Tooling/ },
+  'agent runs show "$RUN_ID" --prompt --json': { kind: "run", code: 0, stdout: /"hash": "[0-9a-f]{64}"/ },
+  "agent skills list [--agent id] [--json]": {
+    kind: "synopsis",
+    instances: ["agent skills list --agent main", "agent skills list --json"],
+  },
+  "agent skills list --agent main": ok,
+  "agent skills list --json": { kind: "run", code: 0, stdout: /"skills"/ },
   "agent replay <runId>": { kind: "synopsis", instances: ['agent replay "$RUN_ID"'] },
   "agent doctor [legacy.jsonl | openclaw-agent-dir/ ...]": { kind: "synopsis", instances: ["agent doctor"] },
   "agent sessions list": ok,
