@@ -287,6 +287,22 @@ describe("sessions_spawn", () => {
   });
 });
 
+describe("the tools of a session's turns", () => {
+  it("are the same objects for every turn of a preparation (the session stays warm), acting for the turn running now", async () => {
+    const { kernel, subagents } = await setup();
+    h.model.otherwise(() => fauxAssistantMessage("done"));
+    const prepared = await kernel.prepareSession({ sessionKey: "agent:main:main" });
+    const first = subagents.turnTools({ prepared, turn: { prompt: "a" }, runId: "run-a" });
+    const second = subagents.turnTools({ prepared, turn: { prompt: "b" }, runId: "run-b" });
+    expect(second).toBe(first);
+    expect(first.map((tool) => tool.name)).toEqual(["sessions_spawn", "sessions_send"]);
+    const spawn = first[0];
+    await spawn?.execute("call_1", { task: "child work" } as never, undefined, undefined, undefined as never);
+    await subagents.idle();
+    expect(subagents.runs()[0]?.parentRunId).toBe("run-b");
+  });
+});
+
 describe("sessions_send", () => {
   it("delivers a message into another session of the agent (visibility agent) and returns its reply", async () => {
     const { kernel, subagents } = await setup({}, { visibility: "agent" });

@@ -165,11 +165,30 @@ export class Subagents {
     );
   }
 
-  /** The tools of one run of the kernel (its provider: see `createKernelWithSubagents`). */
-  readonly turnTools: TurnToolProvider = (run) => [
-    sessionsSpawnTool({ spawn: (request) => this.spawn(run, request) }),
-    sessionsSendTool({ send: (request) => this.send(run, request) }),
-  ];
+  /** Per preparation: its tools, acting for its current run (a session runs one turn at a time, in its lane). */
+  readonly #toolsByPreparation = new WeakMap<
+    PreparedSession,
+    { current: CallerRun; readonly tools: ReturnType<TurnToolProvider> }
+  >();
+
+  /**
+   * The tools of one run of the kernel (its provider: see `createKernelWithSubagents`). The same objects for
+   * every turn of a preparation, so the session stays warm; they act for the turn running now.
+   */
+  readonly turnTools: TurnToolProvider = (run) => {
+    const known = this.#toolsByPreparation.get(run.prepared);
+    if (known !== undefined) {
+      known.current = run;
+      return known.tools;
+    }
+    const entry: { current: CallerRun; tools: ReturnType<TurnToolProvider> } = { current: run, tools: [] };
+    entry.tools = [
+      sessionsSpawnTool({ spawn: (request) => this.spawn(entry.current, request) }),
+      sessionsSendTool({ send: (request) => this.send(entry.current, request) }),
+    ];
+    this.#toolsByPreparation.set(run.prepared, entry);
+    return entry.tools;
+  };
 
   /** Every subagent run spawned by this kernel, oldest first. */
   runs(): SubagentRun[] {

@@ -3,6 +3,7 @@
 // process's cache of default tools and the turn's list from it, and what the run's events and the system
 // prompt say of the sandbox. Does not own: the tools, the sandbox's view or engines (tools/,
 // @agent-kernel/sandbox), or the tool policy (tool-policy).
+import type { ToolPolicy } from "@agent-kernel/tool-policy";
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import {
   applyToolPolicy,
@@ -61,8 +62,33 @@ export function turnTools(
     context.toolPolicy,
   );
   if (context.extraTools !== undefined && context.extraTools.length > 0)
-    tools.push(...applyToolPolicy(context.extraTools, context.toolPolicy));
+    tools.push(...extraToolsUnder(context.extraTools, context.toolPolicy));
   return steering ? steerableTools(tools, steering) : tools;
+}
+
+/** Each caller-added tool under each policy: wrapped once (null: filtered out), as the default tools are. */
+const wrappedExtraTools = new WeakMap<ToolPolicy, WeakMap<ToolDefinition, ToolDefinition | null>>();
+
+/**
+ * The caller's extra tools under `policy`, the same wrapped objects for the same tool and policy: a caller
+ * that hands the same tools to each turn keeps its session warm (warm-agent-sessions.ts compares tools).
+ */
+function extraToolsUnder(tools: readonly ToolDefinition[], policy: ToolPolicy): ToolDefinition[] {
+  let byTool = wrappedExtraTools.get(policy);
+  if (byTool === undefined) {
+    byTool = new WeakMap();
+    wrappedExtraTools.set(policy, byTool);
+  }
+  const allowed: ToolDefinition[] = [];
+  for (const tool of tools) {
+    let wrapped = byTool.get(tool);
+    if (wrapped === undefined) {
+      wrapped = applyToolPolicy([tool], policy)[0] ?? null;
+      byTool.set(tool, wrapped);
+    }
+    if (wrapped !== null) allowed.push(wrapped);
+  }
+  return allowed;
 }
 
 /** `exec`'s background mode under `tools.exec` (`backgroundMs`, `cleanupMs` and the registry's limits). */
