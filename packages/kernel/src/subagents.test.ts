@@ -211,6 +211,23 @@ describe("sessions_spawn", () => {
     });
   });
 
+  it("runs the child on agents.defaults.subagents.model when set", async () => {
+    const { kernel, subagents } = await setup({
+      agents: { defaults: { subagents: { model: "faux/faux-2" } } },
+    });
+    h.model
+      .on("spawn one", () => toolCallMessage("sessions_spawn", { task: "cheap work" }))
+      .on("spawn one", () => fauxAssistantMessage("spawned"))
+      .otherwise(() => fauxAssistantMessage("done"));
+    const parent = await kernel.executeTurn(await kernel.prepareSession({ sessionKey: "agent:main:main" }), {
+      prompt: "spawn one",
+    });
+    await subagents.idle();
+    expect(parent.result.model).toBe("faux-1");
+    const child = await h.store.runs.get(subagents.runs()[0]?.runId ?? "");
+    expect(child).toMatchObject({ entryPoint: "subagent", model: "faux-2" });
+  });
+
   it("is not offered where the tool policy denies it (tools.deny), and a call of it fails without spawning", async () => {
     const { kernel, subagents, contexts } = await setup({ tools: { deny: ["sessions_spawn"] } });
     h.model

@@ -88,6 +88,19 @@ function maxSpawnDepthFor(config: KernelConfig, agentId: string): number {
   );
 }
 
+/**
+ * The model and thinking level of a subagent of `agentId`: its own `subagents.model` / `thinking`, else the
+ * defaults' (OpenClaw's `agents.defaults.subagents.model`); absent: the agent's own, as any run.
+ */
+function subagentRunOptions(config: KernelConfig, agentId: string): { model?: string; thinking?: string } {
+  const own = resolveAgentConfig(config, agentId)?.subagents;
+  const defaults = config.agents.defaults.subagents;
+  const selection = own?.model ?? defaults.model;
+  const model = typeof selection === "string" ? selection : selection?.primary;
+  const thinking = own?.thinking ?? defaults.thinking;
+  return { ...(model === undefined ? {} : { model }), ...(thinking === undefined ? {} : { thinking }) };
+}
+
 /** The extra system prompt of a subagent run (OpenClaw's subagent context, in short). */
 export function subagentSystemPrompt(input: {
   readonly task: string;
@@ -283,6 +296,7 @@ export class Subagents {
           sessionKey: record.childSessionKey,
           config: parent.prepared.config,
           runOptions: {
+            ...subagentRunOptions(parent.prepared.config, agentId),
             entryPoint: "subagent",
             promptMode: "minimal",
             ...(request.runTimeoutSeconds === undefined || request.runTimeoutSeconds === 0
