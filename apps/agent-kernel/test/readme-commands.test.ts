@@ -93,6 +93,13 @@ const BASE_COVERAGE: Readonly<Record<string, Coverage>> = {
     stderr: /no API key found for provider "anthropic".*ANTHROPIC_API_KEY/,
     timeoutMs: 600_000,
   },
+  "tooling/pnpm agent runs list --json": {
+    kind: "run",
+    code: 0,
+    cwd: "repo",
+    stdout: /^\[[\s\S]*\]\s*$/,
+    timeoutMs: 600_000,
+  },
   "agent-kernel setup": ok,
   "agent-kernel doctor": { kind: "run", code: 0, stdout: /No problems/ },
   "agent-kernel doctor --fix": ok,
