@@ -21,7 +21,12 @@ import type { ChannelAdapter } from "@agent-kernel/channels-core";
 import type { KernelConfig } from "@agent-kernel/config";
 import { type CronScheduler, createCronScheduler } from "@agent-kernel/cron";
 import { createFollowupRunner, type FollowupRunner } from "@agent-kernel/followup";
-import { type AnyKernelStore, createKernel, openKernelStore } from "@agent-kernel/kernel";
+import {
+  type AnyKernelStore,
+  createKernel,
+  killAllBackgroundProcesses,
+  openKernelStore,
+} from "@agent-kernel/kernel";
 import type { GatewayLog } from "./log-files.ts";
 import { acquirePidLock, GatewayLockedError, writeSnapshot } from "./state-files.ts";
 
@@ -200,6 +205,10 @@ export async function runGatewayDaemon(options: GatewayDaemonOptions): Promise<n
       if (result.status === "rejected") log.warn(`stopping: ${errorText(result.reason)}`);
     if (released.status === "rejected")
       log.warn(`stopping the follow-up queue: ${errorText(released.reason)}`);
+    // Background commands the model started (`exec` background, the `process` tool) end with the gateway.
+    const killed = killAllBackgroundProcesses();
+    if (killed > 0)
+      log.info(`stopping: killed ${killed} background command(s)`, { event: "killed_background" });
     await store?.close().catch((error: unknown) => log.warn(`closing the store: ${errorText(error)}`));
     releaseLock();
     log.info("stopped", { event: "stopped" });

@@ -21,12 +21,14 @@ export {
   tightenFile,
 } from "@agent-kernel/session-store";
 // An agent's SKILL.md skills and why each gated one is off (`agent skills list`): what its next session gets.
+// A gateway that stops kills the background commands `exec` started (`process` tool) in this process.
 // The reasons a turn ends with when one of its limits ends it (its payloads already tell the user).
 // A turn its store failed: ends with reason `storage`; a run that could not even be recorded throws
 // `TurnNotRecordedError`, carrying the turn's result (its reply can still be shown).
 export {
   type AgentSkillsReport,
   inspectAgentSkills,
+  killAllBackgroundProcesses,
   type SkillStatus,
   STORAGE_REASON,
   TURN_LIMIT_REASONS,
