@@ -58,7 +58,13 @@ export const agentApp: AppAdapter = {
         .filter((text) => text !== "");
       const report = lines.filter((text) => ERROR_REPORT.test(text));
       const notices = lines.filter((text) => !ERROR_REPORT.test(text));
-      for (const text of notices) delivered.push({ kind: "notice", text });
+      // A compaction notice's token count moves with every prompt or tool definition change, as the
+      // record's `tokensBefore` does (normalised there too); the notice itself is what is compared.
+      for (const text of notices)
+        delivered.push({
+          kind: "notice",
+          text: text.replace(/\(\d+ tokens before\)/, "(<tokens> tokens before)"),
+        });
       if (report.length > 0) delivered.push({ kind: "stderr", text: `${report.join("\n")}\n` });
       delivered.push({ kind: "exit", code });
     }
