@@ -23,7 +23,13 @@ export type AgentConfig = AgentDefaults &
     readonly isDefault: boolean;
   };
 
-const NESTED = ["blockStreamingChunk", "blockStreamingCoalesce", "sandbox", "subagents"] as const;
+const NESTED = [
+  "blockStreamingChunk",
+  "blockStreamingCoalesce",
+  "sandbox",
+  "subagents",
+  "memorySearch",
+] as const;
 
 /**
  * Merges one agent over the defaults: scalars and lists replace, the nested

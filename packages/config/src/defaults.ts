@@ -43,6 +43,11 @@ export const AGENT_DEFAULTS = {
     tmpMb: 256,
   },
   compaction: { reserveTokensFloor: 20_000, timeoutSeconds: 180 },
+  /**
+   * The memory tools (memory_search / memory_get over MEMORY.md and memory/*.md) and the prompt's Memory
+   * section. OpenClaw turns them on by default; the kernel leaves them off until asked (docs/parity.md).
+   */
+  memorySearch: { enabled: false },
   // Turn limits (OpenClaw bounds a run only by its timeout and its run loop; these bound what one turn may
   // cost so a model in a loop or an endless stream ends the turn, not the process).
   /** Provider requests one turn may make, tool-loop continuations and retries included: OpenClaw's run-loop bound at its top (clamp(24 + 8·profiles, 32, 160)). */

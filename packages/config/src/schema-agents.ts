@@ -50,6 +50,13 @@ const sandboxFields = {
   maxFileMb: positiveInt.describe("Largest file a sandboxed process may write (MiB)."),
   tmpMb: positiveInt.describe("Size of the sandbox's private /tmp (MiB, memory-backed)."),
 };
+const memorySearchFields = {
+  enabled: z
+    .boolean()
+    .describe(
+      "Offer memory_search and memory_get (full-text search over the workspace's MEMORY.md and memory/*.md) and the prompt's Memory section; the tool policy still decides.",
+    ),
+};
 const subagentFields = {
   maxSpawnDepth: positiveInt,
   maxConcurrent: positiveInt,
@@ -86,6 +93,9 @@ const subagents = z.strictObject({
   maxConcurrent: subagentFields.maxConcurrent.default(D.subagents.maxConcurrent),
   model: subagentFields.model.optional(),
   thinking: subagentFields.thinking.optional(),
+});
+const memorySearch = z.strictObject({
+  enabled: memorySearchFields.enabled.default(D.memorySearch.enabled),
 });
 const compaction = z.strictObject({
   reserveTokensFloor: nonNegativeInt.default(D.compaction.reserveTokensFloor),
@@ -147,6 +157,7 @@ export const agentDefaults = z.strictObject({
   sandbox: sandbox.prefault({}),
   subagents: subagents.prefault({}),
   compaction: compaction.prefault({}),
+  memorySearch: memorySearch.prefault({}),
   maxModelCallsPerTurn: turnLimitFields.maxModelCallsPerTurn.default(D.maxModelCallsPerTurn),
   streamIdleSeconds: turnLimitFields.streamIdleSeconds.default(D.streamIdleSeconds),
   streamMaxSeconds: turnLimitFields.streamMaxSeconds.default(D.streamMaxSeconds),
@@ -169,6 +180,7 @@ export const agentEntry = z.strictObject({
   blockStreamingCoalesce: optionalFields(coalesceFields).optional(),
   sandbox: optionalFields(sandboxFields).optional(),
   subagents: optionalFields(subagentFields).optional(),
+  memorySearch: optionalFields(memorySearchFields).optional(),
   maxModelCallsPerTurn: turnLimitFields.maxModelCallsPerTurn.optional(),
   streamIdleSeconds: turnLimitFields.streamIdleSeconds.optional(),
   streamMaxSeconds: turnLimitFields.streamMaxSeconds.optional(),
