@@ -29,6 +29,7 @@ import {
   systemPromptHash,
 } from "./system-prompt.ts";
 import type { AttemptTrace, RunTrace } from "./tracing.ts";
+import { attachTurnImages, fitImagesToModel } from "./turn-images.ts";
 import { addUsage, type TurnScope } from "./turn-state.ts";
 import { sandboxPromptFacts } from "./turn-tools.ts";
 import { recordAttemptSettings } from "./turn-transcript.ts";
@@ -174,6 +175,17 @@ export class AttemptRunner {
       ...(callbacks?.onReasoningStream ? { onReasoningStream: callbacks.onReasoningStream } : {}),
     });
     const { observation, unsubscribe } = bridgeSession(session, { log, reply, callbacks, limits });
+    // This turn's images go with this turn's requests only (turn-images.ts), fitted to this attempt's model.
+    const imageBlocks = await fitImagesToModel(request.images ?? [], model);
+    if (imageBlocks.omitted > 0) {
+      log.emit("lifecycle", {
+        phase: "images_omitted",
+        attempt: index + 1,
+        count: imageBlocks.omitted,
+        reason: imageBlocks.reason,
+      });
+    }
+    const detachImages = attachTurnImages(session, request.prompt, imageBlocks);
     const startedAt = now();
     log.emit("lifecycle", {
       phase: "attempt_start",
@@ -196,10 +208,7 @@ export class AttemptRunner {
       } else if (!this.#prompted) {
         request.steering?.attach(session);
         this.#prompted = true;
-        await session.prompt(request.prompt, {
-          expandPromptTemplates: false,
-          ...(request.images && request.images.length > 0 ? { images: [...request.images] } : {}),
-        });
+        await session.prompt(request.prompt, { expandPromptTemplates: false });
       } else {
         request.steering?.attach(session);
         await session.agent.continue();
@@ -208,6 +217,7 @@ export class AttemptRunner {
       thrown = error instanceof Error ? error.message : String(error);
     } finally {
       request.steering?.detach();
+      detachImages();
       limits.activity(false);
       unsubscribe();
     }
