@@ -30,6 +30,7 @@ export {
   type SessionLeasesApi,
 } from "./leases.ts";
 export * from "./legacy/index.ts";
+export { type MemoryDatabase, memoryDatabaseFor } from "./memory-database.ts";
 export { type AppliedMigration, type DatabasePart, LATEST_SCHEMA_VERSION } from "./migrator.ts";
 export {
   ensurePrivateDir,

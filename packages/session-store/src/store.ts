@@ -13,6 +13,7 @@ import { type CronStateApi, KyselyCronState } from "./cron-state.ts";
 import { refuseForeignDatabaseFile } from "./database-file-check.ts";
 import { SessionStoreError, StoreOpenError, TranscriptNotFoundError } from "./errors.ts";
 import type { LeasingSessionStore, LoadTranscriptOptions, SessionLease } from "./leases.ts";
+import type { MemoryDatabase } from "./memory-database.ts";
 import {
   type AppliedMigration,
   LATEST_SCHEMA_VERSION,
@@ -145,6 +146,11 @@ export interface SqliteSessionStore extends LeasingSessionStore {
    */
   readonly recoveredRunWrites: readonly RunJournalReplay[];
   agentDatabasePath(agentId: string): string;
+  /**
+   * The agent's database connection, for its memory index (memory-database.ts: the index's own tables, made
+   * on its first search). Opens (and migrates) the agent's database as its first transcript would.
+   */
+  memoryDatabase(agentId: string): MemoryDatabase;
   openTranscript(
     agentId: string,
     sessionId: string,
@@ -338,6 +344,10 @@ class SqliteStore implements SqliteSessionStore {
 
   agentDatabasePath(agentId: string): string {
     return agentDatabasePath(this.stateDir, agentId);
+  }
+
+  memoryDatabase(agentId: string): MemoryDatabase {
+    return this.#agent(agentId).raw;
   }
 
   openTranscript(
