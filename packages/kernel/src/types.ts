@@ -129,6 +129,11 @@ export interface DeliverySink {
 
 export interface TurnInput {
   readonly prompt: string;
+  /**
+   * This turn's pictures (PNG, JPEG, GIF or WebP as base64; at most `TURN_IMAGE_MAX_COUNT` of at most
+   * `TURN_IMAGE_MAX_BYTES` each). Prompt-local as in OpenClaw: sent with this turn's model requests only and
+   * not stored in the transcript; a model without image input gets a note that they were omitted instead.
+   */
   readonly images?: readonly ImageContent[] | undefined;
   readonly extraSystemPrompt?: string | undefined;
   /** Owner ids: a sender among them keeps owner-only tools. */

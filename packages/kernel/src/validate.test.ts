@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { KernelInputError, validateSessionInput, validateTurnInput } from "./validate.ts";
+import {
+  KernelInputError,
+  TURN_IMAGE_MAX_BYTES,
+  TURN_IMAGE_MAX_COUNT,
+  validateSessionInput,
+  validateTurnInput,
+} from "./validate.ts";
 
 describe("validateSessionInput", () => {
   it("accepts a minimal and a full input unchanged", () => {
@@ -83,10 +89,39 @@ describe("validateTurnInput", () => {
         callbacks: { onAgentEvent: "nope" },
       }),
     ).toThrow(
-      /images\[0\]\.mimeType: expected an image MIME type like "image\/png", found "text\/plain"[\s\S]*runId: expected 1-128 letters[\s\S]*callbacks\.onAgentEvent: expected onAgentEvent \(a function\)/,
+      /images\[0\]\.mimeType: expected one of "image\/png", "image\/jpeg", "image\/gif", "image\/webp", found "text\/plain"[\s\S]*runId: expected 1-128 letters[\s\S]*callbacks\.onAgentEvent: expected onAgentEvent \(a function\)/,
     );
     expect(
       validateTurnInput({ prompt: "", images: [{ type: "image", data: "AAAA", mimeType: "image/png" }] }),
     ).toBeDefined();
+  });
+
+  it("names what is wrong with an image: base64, size, count", () => {
+    const png = (data: string) => ({ type: "image", data, mimeType: "image/png" });
+    expect(() => validateTurnInput({ prompt: "x", images: [png("data:image/png;base64,AAAA")] })).toThrow(
+      /images\[0\]\.data: expected the image's bytes as standard base64 .*no "data:" prefix\), found 26 characters/,
+    );
+    expect(() => validateTurnInput({ prompt: "x", images: [png("")] })).toThrow(
+      "images[0].data: expected the image's bytes as base64, found an empty string",
+    );
+    // One byte over the cap, encoded (base64 length is a multiple of 4: 3 bytes per 4 characters).
+    const over = "A".repeat(Math.ceil((TURN_IMAGE_MAX_BYTES + 1) / 3) * 4);
+    expect(() => validateTurnInput({ prompt: "x", images: [png("AAAA"), png(over)] })).toThrow(
+      /images\[1\]\.data: expected an image of at most 6\.0 MiB, found 6\.0 MiB/,
+    );
+    const atCap = "A".repeat((TURN_IMAGE_MAX_BYTES / 3) * 4);
+    expect(validateTurnInput({ prompt: "x", images: [png(atCap)] }).images).toHaveLength(1);
+    const many = Array.from({ length: TURN_IMAGE_MAX_COUNT + 1 }, () => png("AAAA"));
+    expect(() => validateTurnInput({ prompt: "x", images: many })).toThrow(
+      `images: expected at most ${TURN_IMAGE_MAX_COUNT} images in one turn, found an array of ${TURN_IMAGE_MAX_COUNT + 1}`,
+    );
+    expect(() =>
+      validateTurnInput({
+        prompt: "x",
+        images: [{ type: "image", data: "AAAA", mimeType: "image/svg+xml" }],
+      }),
+    ).toThrow(
+      'images[0].mimeType: expected one of "image/png", "image/jpeg", "image/gif", "image/webp", found "image/svg+xml"',
+    );
   });
 });

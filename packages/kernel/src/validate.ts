@@ -97,10 +97,44 @@ export const sessionKernelInputSchema = z.strictObject({
   runOptions: runOptionsSchema.optional(),
 });
 
+/** The image types a turn may carry: the ones every vision provider pi speaks to takes inline. */
+export const TURN_IMAGE_MIME_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
+/** The largest image a turn may carry, decoded: OpenClaw's image cap (media-core `MAX_IMAGE_BYTES`, 6 MiB). */
+export const TURN_IMAGE_MAX_BYTES = 6 * 1024 * 1024;
+/** The most images one turn may carry (ours: OpenClaw caps bytes per image, not the count). */
+export const TURN_IMAGE_MAX_COUNT = 10;
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Decoded size of standard base64 text (already checked to be base64). */
+function base64Bytes(data: string): number {
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return (data.length / 4) * 3 - padding;
+}
+
+const mebibytes = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+
 const imageSchema = z.strictObject({
   type: z.literal("image"),
-  data: nonEmpty,
-  mimeType: z.string().regex(/^image\/[\w.+-]+$/, 'expected an image MIME type like "image/png"'),
+  data: z.string().superRefine((data, context) => {
+    const problem =
+      data === ""
+        ? "expected the image's bytes as base64, found an empty string"
+        : data.length % 4 !== 0 || !BASE64.test(data)
+          ? `expected the image's bytes as standard base64 (A-Z a-z 0-9 + /, '=' padding, no "data:" prefix), found ${data.length} characters that are not`
+          : base64Bytes(data) > TURN_IMAGE_MAX_BYTES
+            ? `expected an image of at most ${mebibytes(TURN_IMAGE_MAX_BYTES)}, found ${mebibytes(base64Bytes(data))}`
+            : undefined;
+    if (problem !== undefined) context.addIssue({ code: "custom", message: problem, input: data.length });
+  }),
+  mimeType: z.string().superRefine((type, context) => {
+    if ((TURN_IMAGE_MIME_TYPES as readonly string[]).includes(type)) return;
+    context.addIssue({
+      code: "custom",
+      message: `expected one of ${TURN_IMAGE_MIME_TYPES.map((known) => `"${known}"`).join(", ")}, found ${JSON.stringify(type.slice(0, 80))}`,
+      input: type,
+    });
+  }),
 });
 
 const fn = (what: string) =>
@@ -117,7 +151,10 @@ const callbacksSchema = z.strictObject({
 export const turnInputSchema = z
   .strictObject({
     prompt: z.string(),
-    images: z.array(imageSchema).optional(),
+    images: z
+      .array(imageSchema)
+      .max(TURN_IMAGE_MAX_COUNT, `expected at most ${TURN_IMAGE_MAX_COUNT} images in one turn`)
+      .optional(),
     extraSystemPrompt: z.string().optional(),
     ownerNumbers: z.array(nonEmpty).optional(),
     timeoutMs: z.number().int("expected a whole number of milliseconds").min(0).optional(),
