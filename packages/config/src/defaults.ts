@@ -42,7 +42,8 @@ export const AGENT_DEFAULTS = {
     /** Size of the sandbox's private /tmp (memory-backed). */
     tmpMb: 256,
   },
-  compaction: { reserveTokensFloor: 20_000, timeoutSeconds: 180 },
+  /** `mode: "default"` and `maxHistoryShare: 0.5`: OpenClaw 2026.9.6's (it runs safeguard mode on request only). */
+  compaction: { reserveTokensFloor: 20_000, timeoutSeconds: 180, mode: "default", maxHistoryShare: 0.5 },
   /**
    * The memory tools (memory_search / memory_get over MEMORY.md and memory/*.md) and the prompt's Memory
    * section. OpenClaw turns them on by default; the kernel leaves them off until asked (docs/parity.md).

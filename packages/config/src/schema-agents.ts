@@ -100,6 +100,53 @@ const memorySearch = z.strictObject({
 const compaction = z.strictObject({
   reserveTokensFloor: nonNegativeInt.default(D.compaction.reserveTokensFloor),
   timeoutSeconds: positiveInt.default(D.compaction.timeoutSeconds),
+  mode: z
+    .enum(["default", "safeguard"])
+    .default(D.compaction.mode)
+    .describe(
+      '"safeguard": summaries in chunks sized to the messages, the oldest history summarized first when what is kept exceeds maxHistoryShare, failed tool calls and read/modified files kept in the summary.',
+    ),
+  maxHistoryShare: z
+    .number()
+    .min(0.1)
+    .max(0.9)
+    .default(D.compaction.maxHistoryShare)
+    .describe(
+      "Safeguard mode: the share of the context window the kept history may take before the oldest is summarized apart.",
+    ),
+});
+const durationText = z
+  .string()
+  .regex(
+    /^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)?\s*$/i,
+    'a duration such as "5m", "1h" or "30s" (a bare number is minutes)',
+  );
+const contextPruning = z.strictObject({
+  mode: z
+    .enum(["off", "cache-ttl"])
+    .default("off")
+    .describe(
+      '"cache-ttl": once the provider\'s prompt cache expired, old tool results are trimmed in what the model is sent (the transcript keeps them).',
+    ),
+  ttl: durationText.optional().describe('How long the provider keeps its prompt cache; default "5m".'),
+  tools: z
+    .strictObject({
+      allow: z
+        .array(nonEmptyString)
+        .optional()
+        .describe("Tools whose results may be pruned (globs); default all."),
+      deny: z.array(nonEmptyString).optional().describe("Tools whose results are never pruned (globs)."),
+    })
+    .optional(),
+  hardClear: z
+    .strictObject({
+      enabled: z
+        .boolean()
+        .optional()
+        .describe("Replace old results by a placeholder under high pressure; default on."),
+      placeholder: nonEmptyString.optional().describe('Default "[Old tool result content cleared]".'),
+    })
+    .optional(),
 });
 
 /** What bounds one turn besides its timeout (turn-pipeline's turn-limits.ts enforces them). */
@@ -157,6 +204,7 @@ export const agentDefaults = z.strictObject({
   sandbox: sandbox.prefault({}),
   subagents: subagents.prefault({}),
   compaction: compaction.prefault({}),
+  contextPruning: contextPruning.prefault({}),
   memorySearch: memorySearch.prefault({}),
   maxModelCallsPerTurn: turnLimitFields.maxModelCallsPerTurn.default(D.maxModelCallsPerTurn),
   streamIdleSeconds: turnLimitFields.streamIdleSeconds.default(D.streamIdleSeconds),
