@@ -19,6 +19,7 @@ function positiveInteger(flag: string) {
 
 interface RootFlags extends GlobalFlags {
   readonly message?: string;
+  readonly image?: readonly string[];
   readonly agent?: string;
   readonly sessionKey?: string;
   readonly sessionId?: string;
@@ -53,6 +54,7 @@ Examples:
   agent -m "hi" --agent ops --to +15550001 --json  the TurnOutcome as JSON
   agent -m "start over" --session-key scratch      a new conversation, under a key of its own
   agent -m "think hard" --thinking high            a thinking level stored on the session
+  agent -m "what is this?" --image photo.jpg       an image sent with this turn only
   agent runs list --limit 5                        the latest runs; then: agent runs show <runId>
   agent sessions show agent:main:main              a session's messages and runs
   agent doctor                                     migrate and check the store
@@ -83,6 +85,12 @@ export async function runAgentCli(
     )
     .version(packageVersion(), "-V, --version", "print the version")
     .option("-m, --message <text>", 'the message to send (runs one turn); "-" reads it from stdin')
+    .option(
+      "--image <path>",
+      "attach a PNG, JPEG, GIF or WebP image to this turn's message (repeatable; this turn only)",
+      (path: string, previous: readonly string[]) => [...previous, path],
+      [] as readonly string[],
+    )
     .option("--agent <id>", "the agent to run (default: the configured default agent)")
     .option("--session-key <key>", "the session key (default: the agent's main session)")
     .option(
@@ -140,9 +148,11 @@ export async function runAgentCli(
           : "--message is empty: pass the text to send.",
       );
     }
+    const { readImageFiles } = await import("./image-files.ts");
+    const images = readImageFiles(flags.image ?? []);
     const loaded = loadCommandContext(flags, io);
     const { runTurn } = await import("./commands/turn.ts");
-    exitCode = await runTurn(loaded, { ...flags, message: flags.message }, io, signal);
+    exitCode = await runTurn(loaded, { ...flags, message: flags.message, images }, io, signal);
   });
 
   const sessions = program.command("sessions").description("list or show stored sessions");

@@ -21,12 +21,15 @@ import {
 } from "@agent-kernel/kernel";
 import type { CommandContext } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
+import type { ImageInput } from "../image-files.ts";
 import { type CliIo, line, paint } from "../io.ts";
 import { recoveryLines } from "./recovery-lines.ts";
 import { storageFailureIn, storeError } from "./store.ts";
 
 export interface TurnFlags {
   readonly message: string;
+  /** `--image` files, read and checked (image-files.ts): sent with this turn only. */
+  readonly images?: readonly ImageInput[] | undefined;
   readonly agent?: string | undefined;
   readonly sessionKey?: string | undefined;
   readonly sessionId?: string | undefined;
@@ -107,6 +110,17 @@ function verboseEvent(io: CliIo, event: TurnOutcome["events"][number], before: (
   }
 }
 
+/** The model did not get the `--image` files: said on stderr, whatever the reply says. */
+function imagesOmitted(io: CliIo, data: Readonly<Record<string, unknown>>): void {
+  const count = typeof data.count === "number" ? data.count : 0;
+  const images = count === 1 ? "1 image was" : `${count} images were`;
+  const why =
+    data.reason === "model_without_vision"
+      ? 'the model does not take image input (its input list lacks "image")'
+      : "it could not be fitted to the model's image limits";
+  line(io.stderr, paint(io, io.stderr, "yellow", `agent: ${images} not sent: ${why}.`));
+}
+
 export async function runTurn(
   context: CommandContext,
   flags: TurnFlags,
@@ -171,6 +185,7 @@ export async function runTurn(
     const recovery = recoveryLines(io, () => writer.endLine());
     const outcome = await kernel.executeTurn(prepared, {
       prompt: flags.message,
+      ...(flags.images !== undefined && flags.images.length > 0 ? { images: flags.images } : {}),
       runId,
       ...(signal === undefined ? {} : { signal }),
       callbacks: {
@@ -180,6 +195,7 @@ export async function runTurn(
           if (event.stream === "assistant" && data.type === "message_end" && typeof data.text === "string")
             answered = data.stopReason === "error" || data.stopReason === "aborted" ? "" : data.text;
           recovery(event);
+          if (event.stream === "lifecycle" && data.phase === "images_omitted") imagesOmitted(io, data);
           if (flags.verbose) verboseEvent(io, event, () => writer.endLine());
         },
       },
