@@ -18,7 +18,7 @@ import type { PiSessionBinding } from "../session-manager/index.ts";
 import { type ReplyPayload, ReplyStream, subscribeReplyCallbacks } from "../streaming/index.ts";
 import type { ToolSandbox } from "../tools/index.ts";
 import { type AttemptObservation, bridgeSession } from "./event-bridge.ts";
-import { createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts";
+import { contextShapingFor, createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts";
 import { missingCredential, ProviderAnswerWatch } from "./provider-answer.ts";
 import type { Recovery } from "./recovery.ts";
 import { storageFailureOf } from "./storage-failure.ts";
@@ -144,6 +144,7 @@ export class AttemptRunner {
         cwd: context.workspaceDir,
         thinkingLevel: hasMessages ? undefined : shape.thinkingLevel,
         sessionManager,
+        contextShaping: contextShapingFor(context.config, sessionManager, now),
       }));
     stopper.session = session;
     attemptTrace.observe(session, warm !== undefined);
