@@ -31,12 +31,13 @@ const NOT_SENT = new Set<string>([
   "setWebhook",
   "getWebhookInfo",
   "getFile",
+  "downloadFile",
 ]);
 
 export class CallLog {
   /** Every call received (getUpdates included), arrival order; a live array. */
   readonly calls: RecordedCall[] = [];
-  /** Every call except getUpdates, getMe, getFile and the webhook methods. */
+  /** Every call except getUpdates, getMe, getFile, file downloads and the webhook methods. */
   readonly sent: RecordedCall[] = [];
   readonly #listeners = new Set<(call: RecordedCall) => void>();
 

@@ -25,16 +25,20 @@ export class FileStore {
     return file;
   }
 
-  /** A photo as Telegram stores one: three sizes (90, 320, 1280 px wide), each a file of its own. */
+  /**
+   * A photo as Telegram stores one: three sizes (90, 320, 1280 px wide), each a file of its own. Only the
+   * largest holds `bytes` (the smaller ones hold a marker), so a test can tell which size was downloaded.
+   */
   photoSizes(bytes?: Uint8Array): TgPhotoSize[] {
     return [90, 320, 1280].map((width) => {
-      const file = this.newFile("photo", {}, bytes);
+      const own = bytes === undefined || width === 1280 ? bytes : new TextEncoder().encode(`thumbnail ${width}`);
+      const file = this.newFile("photo", {}, own);
       return {
         file_id: file.file_id,
         file_unique_id: file.file_unique_id,
         width,
         height: Math.round((width * 3) / 4),
-        file_size: bytes?.length ?? width * 40,
+        file_size: own?.length ?? width * 40,
       };
     });
   }
@@ -45,5 +49,10 @@ export class FileStore {
 
   get(fileId: string): TgFile | undefined {
     return this.#files.get(fileId)?.file;
+  }
+
+  /** The bytes behind a file id, when the fake has them (uploads, photos pushed with bytes). */
+  bytesOf(fileId: string): Uint8Array | undefined {
+    return this.#files.get(fileId)?.bytes;
   }
 }

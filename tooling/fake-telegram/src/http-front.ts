@@ -97,6 +97,8 @@ async function handle(
 ): Promise<void> {
   const { log } = state;
   const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+  if (download !== null) return serveFileDownload(state, req, res, download[1] ?? "", download[2] ?? "");
   const match = /^\/bot([^/]+)\/([A-Za-z]+)\/?$/.exec(url.pathname);
   let params: CallParams;
   try {
@@ -141,6 +143,39 @@ async function handle(
     }
     throw error;
   }
+}
+
+/**
+ * `GET /file/bot<token>/<file_path>`: a file's bytes, as Telegram serves a getFile path (plain bytes, not the
+ * JSON envelope; 401 for a wrong token, 404 for a path the fake has no bytes for). Recorded as `downloadFile`.
+ */
+function serveFileDownload(
+  state: BotApiState,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  token: string,
+  filePath: string,
+): void {
+  const call = state.log.record("downloadFile", req, {
+    values: { file_path: filePath },
+    files: [],
+    contentType: "",
+  });
+  if (token !== state.token) {
+    call.served = "error:401";
+    res.writeHead(401, { "content-type": "text/plain" }).end("Unauthorized");
+    return;
+  }
+  const fileId = /^files\/(.+)$/.exec(filePath)?.[1];
+  const bytes = fileId === undefined ? undefined : state.files.bytesOf(fileId);
+  if (bytes === undefined) {
+    call.served = "error:404";
+    res.writeHead(404, { "content-type": "text/plain" }).end("Not Found");
+    return;
+  }
+  call.served = "ok";
+  res.writeHead(200, { "content-type": "application/octet-stream", "content-length": bytes.length });
+  res.end(Buffer.from(bytes));
 }
 
 /** Runs a method; undefined when the method answers by itself later (a waiting long poll). */

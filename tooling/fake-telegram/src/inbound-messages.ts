@@ -16,8 +16,11 @@ export interface InboundSpec {
   /** Entities besides the ones Telegram detects by itself (mentions, commands, URLs), e.g. `text_mention`. */
   readonly entities?: TgMessageEntity[];
   readonly caption?: string;
-  /** A photo: the fake makes three sizes (90, 320, 1280 px wide) with fresh file ids. */
-  readonly photo?: boolean;
+  /**
+   * A photo: the fake makes three sizes (90, 320, 1280 px wide) with fresh file ids. Given bytes, the largest
+   * size holds them (downloadable through getFile and `/file/bot<token>/<file_path>`); `true`, no size has any.
+   */
+  readonly photo?: boolean | Uint8Array;
   readonly document?: Partial<TgFile>;
   readonly audio?: Partial<TgFile>;
   readonly voice?: Partial<TgFile>;
@@ -82,6 +85,7 @@ export function pushInboundMessage(
     if (entities.length > 0) message.caption_entities = entities;
   }
   if (spec.photo === true) message.photo = files.photoSizes();
+  else if (spec.photo instanceof Uint8Array) message.photo = files.photoSizes(spec.photo);
   if (spec.document !== undefined) message.document = files.newFile("document", spec.document);
   if (spec.audio !== undefined) message.audio = files.newFile("audio", spec.audio);
   if (spec.voice !== undefined) message.voice = files.newFile("voice", spec.voice);
