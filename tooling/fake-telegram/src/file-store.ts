@@ -31,7 +31,8 @@ export class FileStore {
    */
   photoSizes(bytes?: Uint8Array): TgPhotoSize[] {
     return [90, 320, 1280].map((width) => {
-      const own = bytes === undefined || width === 1280 ? bytes : new TextEncoder().encode(`thumbnail ${width}`);
+      const own =
+        bytes === undefined || width === 1280 ? bytes : new TextEncoder().encode(`thumbnail ${width}`);
       const file = this.newFile("photo", {}, own);
       return {
         file_id: file.file_id,
