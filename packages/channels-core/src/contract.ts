@@ -75,8 +75,21 @@ export interface InboundMessage {
   readonly replyToMessageId?: string;
   /** Milliseconds since the epoch, from the channel. */
   readonly timestamp: number;
+  /**
+   * The message's pictures, downloaded by the adapter, as the model takes them (the kernel's
+   * `TurnInput.images`): sent with this message's turn only. Absent when there are none or the channel does
+   * not download them; a `media` image missing here could not be fetched.
+   */
+  readonly images?: readonly InboundImage[];
   /** The raw channel payload, for adapters' own follow-up calls; never interpreted downstream. */
   readonly raw?: unknown;
+}
+
+/** A picture an adapter downloaded: base64 bytes and the image type its first bytes say (PNG, JPEG, GIF, WebP). */
+export interface InboundImage {
+  readonly type: "image";
+  readonly data: string;
+  readonly mimeType: string;
 }
 
 /** What the gateway sends: the same shape the kernel's turn outcome carries (turn-pipeline `ReplyPayload`). */

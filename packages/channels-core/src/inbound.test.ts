@@ -52,6 +52,17 @@ describe("validateInboundMessage", () => {
     expect(fieldOf({ ...valid, sender: { id: 42 } })).toBe("sender.id");
     expect(fieldOf({ ...valid, media: [{ kind: "image" }] })).toBe("media[0]");
     expect(fieldOf({ ...valid, media: [{ kind: "gif", url: "x" }] })).toBe("media[0].kind");
+    expect(fieldOf({ ...valid, images: {} })).toBe("images");
+    expect(fieldOf({ ...valid, images: [{ data: "AAAA", mimeType: "image/png" }] })).toBe("images[0]");
+    expect(fieldOf({ ...valid, images: [{ type: "image", data: "", mimeType: "image/png" }] })).toBe(
+      "images[0].data",
+    );
+    expect(fieldOf({ ...valid, images: [{ type: "image", data: "AAAA", mimeType: "text/html" }] })).toBe(
+      "images[0].mimeType",
+    );
+    expect(fieldOf({ ...valid, images: [{ type: "image", data: "AAAA", mimeType: "image/jpeg" }] })).toBe(
+      "(valid)",
+    );
     expect(fieldOf({ ...valid, mentions: [{}] })).toBe("mentions[0]");
     expect(fieldOf({ ...valid, mentionsBot: "yes" })).toBe("mentionsBot");
     expect(fieldOf({ ...valid, timestamp: Number.NaN })).toBe("timestamp");

@@ -100,6 +100,21 @@ export function validateInboundMessage(value: unknown): InboundMessage {
       throw new InboundMessageError(path, "must locate its bytes (url, fileId, path or data)");
     }
   });
+  if (value.images !== undefined) {
+    if (!Array.isArray(value.images))
+      throw new InboundMessageError("images", `must be an array, got ${describe(value.images)}`);
+    value.images.forEach((image: unknown, index) => {
+      const path = `images[${index}]`;
+      if (!isRecord(image) || image.type !== "image")
+        throw new InboundMessageError(path, 'must be an object with type "image"');
+      requireString(image, "data", `${path}.data`);
+      if (typeof image.mimeType !== "string" || !/^image\/[\w.+-]+$/.test(image.mimeType))
+        throw new InboundMessageError(
+          `${path}.mimeType`,
+          `must be an image type, got ${describe(image.mimeType)}`,
+        );
+    });
+  }
   if (!Array.isArray(value.mentions)) {
     throw new InboundMessageError("mentions", `must be an array, got ${describe(value.mentions)}`);
   }

@@ -28,6 +28,7 @@ export type {
   ChatType,
   Conversation,
   InboundHandler,
+  InboundImage,
   InboundMessage,
   MediaItem,
   MediaKind,
