@@ -98,6 +98,15 @@ describe("buildKernelSystemPrompt", () => {
     ]) {
       expect(prompt).toContain(heading);
     }
+    expect(prompt).toContain(
+      "## Memory Recall\nBefore answering anything about prior work, decisions, dates, people, preferences, or todos: run memory_search; for memory-file hits, use memory_get to pull only the needed lines. If low confidence after search, say you checked.\nCitations: include Source: <path#line> when it helps the user verify memory snippets.\n## Model Aliases",
+    );
+    expect(buildKernelSystemPrompt({ ...base, toolNames: ["memory_get"] })).toContain(
+      "run memory_get to pull only the needed lines. If low confidence after reading, say you checked.",
+    );
+    expect(buildKernelSystemPrompt({ ...base, mode: "minimal", toolNames: ["memory_search"] })).not.toContain(
+      "## Memory",
+    );
     expect(prompt).toContain("- fast: openai/gpt-mini");
     expect(prompt).toContain("there is no network");
     expect(prompt).not.toContain("## Silent Replies");

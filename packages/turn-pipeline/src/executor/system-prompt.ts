@@ -1,6 +1,6 @@
 // The kernel-built system prompt, section by section as OpenClaw 2026.9.6's buildAgentSystemPrompt lays it out
 // (texts kept where the kernel has the feature; adapted where it differs, each difference in docs/parity.md):
-// Tooling, Tool Call Style, Execution Bias, Promised Work, Safety, Gateway Control, Skills, Memory, Model
+// Tooling, Tool Call Style, Execution Bias, Promised Work, Safety, Gateway Control, Skills, Memory Recall, Model
 // Aliases, Workspace, Documentation, Sandbox, Workspace Files, Assistant Output Directives, Silent Replies,
 // Messaging, Voice, Reactions, Runtime — and the minimal mode for subagents and the planner (only how to work:
 // no Execution Bias, Documentation, Model Aliases, Output Directives, Silent Replies, Voice, Memory; Messaging
@@ -119,7 +119,7 @@ export function buildKernelSystemPrompt(input: KernelPromptInput): string {
   if (!minimal) lines.push(...executionBias());
   lines.push(...promisedWork(), ...safety(), ...control(has("exec")));
   if (has("read") && input.skillsPrompt?.trim()) lines.push(...skillsSection(input.skillsPrompt.trim()));
-  if (!minimal && has("memory_search")) lines.push(...memorySection(has("memory_get")));
+  if (!minimal) lines.push(...memorySection(has("memory_search"), has("memory_get")));
   if (!minimal && input.modelAliases && input.modelAliases.length > 0) {
     lines.push(
       "## Model Aliases",
@@ -266,12 +266,19 @@ function skillsSection(catalog: string): string[] {
   ];
 }
 
-function memorySection(hasGet: boolean): string[] {
+/**
+ * OpenClaw's memory-core prompt section (buildMemoryPromptSection) for the tools offered. Left out: its
+ * session-transcript lines (the kernel's memory_search searches memory files only, never transcripts) and its
+ * partial/stale-recall line (the kernel's index is synced before each search: no stale or partial results).
+ */
+function memorySection(hasSearch: boolean, hasGet: boolean): string[] {
+  if (!hasSearch && !hasGet) return [];
   return [
-    "## Memory",
-    `Before answering about prior work, decisions, dates, people, preferences or todos: run \`memory_search\` over MEMORY.md and memory/*.md${hasGet ? ", then `memory_get` for the lines you need" : ""}.`,
-    "Durable facts worth keeping: write them to MEMORY.md or memory/<topic>.md in the workspace.",
-    "Low confidence after searching: say you checked.",
+    "## Memory Recall",
+    hasSearch
+      ? `Before answering anything about prior work, decisions, dates, people, preferences, or todos: run memory_search${hasGet ? "; for memory-file hits, use memory_get to pull only the needed lines" : ""}. If low confidence after search, say you checked.`
+      : "Before answering anything about prior work, decisions, dates, people, preferences, or todos that point to a specific memory file: run memory_get to pull only the needed lines. If low confidence after reading, say you checked.",
+    "Citations: include Source: <path#line> when it helps the user verify memory snippets.",
     "",
   ];
 }

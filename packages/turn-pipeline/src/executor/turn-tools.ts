@@ -3,6 +3,7 @@
 // process's cache of default tools and the turn's list from it, and what the run's events and the system
 // prompt say of the sandbox. Does not own: the tools, the sandbox's view or engines (tools/,
 // @agent-kernel/sandbox), or the tool policy (tool-policy).
+import { resolveAgentConfig } from "@agent-kernel/config";
 import type { ToolPolicy } from "@agent-kernel/tool-policy";
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import {
@@ -56,6 +57,7 @@ export function turnTools(
       sandbox: toolSandbox,
       webFetch: context.config.tools.web?.fetch,
       applyPatch: applyPatchOffered(context),
+      memory: memoryOffered(context),
       sessionId: context.sessionId,
       background: backgroundSettings(context),
     },
@@ -89,6 +91,12 @@ function extraToolsUnder(tools: readonly ToolDefinition[], policy: ToolPolicy): 
     if (wrapped !== null) allowed.push(wrapped);
   }
   return allowed;
+}
+
+/** Whether the turn gets the memory tools: `memorySearch.enabled`, the agent's over `agents.defaults`' (default off). */
+export function memoryOffered(context: Pick<TurnContext, "config" | "agentId">): boolean {
+  const agent = resolveAgentConfig(context.config, context.agentId);
+  return (agent ?? context.config.agents.defaults).memorySearch?.enabled === true;
 }
 
 /** `exec`'s background mode under `tools.exec` (`backgroundMs`, `cleanupMs` and the registry's limits). */

@@ -11,23 +11,32 @@ const SEARCH_PARAMETERS = Type.Object({
   maxResults: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: "Default 6" })),
 });
 const GET_PARAMETERS = Type.Object({
-  path: Type.String({ description: "MEMORY.md or memory/<name>.md, as memory_search returns it" }),
+  path: Type.String({ description: "MEMORY.md, USER.md or memory/<name>.md, as memory_search returns it" }),
   from: Type.Optional(Type.Integer({ minimum: 1, description: "First line (1-based); default 1" })),
   lines: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 2000, description: "How many lines; default 200" }),
   ),
 });
 
-/** `memory_search` and `memory_get` over `index`. */
-export function memoryTools(index: MemoryIndex): ToolDefinition[] {
+/**
+ * `memory_search` and `memory_get` over `index`, or over the index `index()` makes on the first call (a
+ * session's tools are built before any turn needs them: making the index, and so touching the database, waits
+ * for a memory tool to run).
+ */
+export function memoryTools(index: MemoryIndex | (() => MemoryIndex)): ToolDefinition[] {
+  let made: MemoryIndex | undefined = typeof index === "function" ? undefined : index;
+  const indexNow = (): MemoryIndex => {
+    made ??= (index as () => MemoryIndex)();
+    return made;
+  };
   const search = defineTool({
     name: "memory_search",
     label: "memory_search",
     description:
-      "Search the agent's memory files (MEMORY.md, memory/*.md) for prior work, decisions, dates, people, preferences and todos. Returns path and line ranges with the matching text.",
+      "Search the agent's memory files (MEMORY.md, USER.md, Markdown files under memory/) for prior work, decisions, dates, people, preferences and todos. Returns path and line ranges with the matching text.",
     parameters: SEARCH_PARAMETERS,
     execute: async (_toolCallId, params) => {
-      const hits = index.search(params.query, params.maxResults ?? 6);
+      const hits = indexNow().search(params.query, params.maxResults ?? 6);
       const text =
         hits.length === 0
           ? "No matches in memory."
@@ -42,10 +51,10 @@ export function memoryTools(index: MemoryIndex): ToolDefinition[] {
     name: "memory_get",
     label: "memory_get",
     description:
-      "Read lines of a memory file (MEMORY.md or memory/<name>.md), e.g. around a memory_search hit.",
+      "Read lines of a memory file (MEMORY.md, USER.md or memory/<name>.md), e.g. around a memory_search hit.",
     parameters: GET_PARAMETERS,
     execute: async (_toolCallId, params) => {
-      const read = index.get(params.path, params.from ?? 1, params.lines ?? 200);
+      const read = indexNow().get(params.path, params.from ?? 1, params.lines ?? 200);
       return {
         content: [{ type: "text", text: read.text }],
         details: { path: read.path, from: read.from, to: read.to },

@@ -78,6 +78,52 @@ describe("MemoryIndex", () => {
   });
 });
 
+describe("which files are memory", () => {
+  it("MEMORY.md, USER.md and Markdown under memory/ at any depth; no dot-entries, no other files", () => {
+    mkdirSync(join(workspace, "memory", "imports", "codex"), { recursive: true });
+    mkdirSync(join(workspace, "memory", ".hidden"), { recursive: true });
+    writeFileSync(join(workspace, "USER.md"), "Prefers short answers.\n");
+    writeFileSync(join(workspace, "memory", "imports", "codex", "MEMORY.md"), "Imported: uses pnpm.\n");
+    writeFileSync(join(workspace, "memory", ".hidden", "x.md"), "hidden\n");
+    writeFileSync(join(workspace, "memory", "notes.txt"), "not markdown\n");
+    const index = new MemoryIndex(new DatabaseSync(":memory:"), workspace);
+    expect(index.files().map((file) => file.path)).toEqual(["USER.md", "memory/imports/codex/MEMORY.md"]);
+    expect(index.search("pnpm")[0]?.path).toBe("memory/imports/codex/MEMORY.md");
+    expect(index.get("memory/imports/codex/MEMORY.md").text).toBe("Imported: uses pnpm.\n");
+    expect(index.get("USER.md").text).toBe("Prefers short answers.\n");
+    for (const path of [
+      "memory/.hidden/x.md",
+      "memory/notes.txt",
+      "memory/imports/../../USER.md",
+      "memory\\x.md",
+    ]) {
+      expect(() => index.get(path)).toThrow(/not a memory file/);
+    }
+  });
+});
+
+describe("one database, several workspaces", () => {
+  it("keeps each workspace's files apart, makes no table before the first search, and writes only on change", () => {
+    const db = new DatabaseSync(":memory:");
+    const other = join(root, "other");
+    mkdirSync(other);
+    writeFileSync(join(workspace, "MEMORY.md"), "kiwi lives here\n");
+    writeFileSync(join(other, "MEMORY.md"), "mango lives there\n");
+    const mine = new MemoryIndex(db, workspace);
+    const theirs = new MemoryIndex(db, other);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'memory_%'").all()).toEqual([]);
+    expect(mine.search("kiwi")).toHaveLength(1);
+    expect(mine.search("mango")).toEqual([]);
+    expect(theirs.search("mango")).toHaveLength(1);
+    expect(theirs.search("kiwi")).toEqual([]);
+    // Nothing changed since: the next sync re-reads nothing (and so opens no write transaction).
+    expect(mine.sync()).toEqual({ indexed: [], removed: [] });
+    const changes = db.prepare("SELECT total_changes() AS n").all()[0];
+    mine.search("kiwi");
+    expect(db.prepare("SELECT total_changes() AS n").all()[0]).toEqual(changes);
+  });
+});
+
 describe("the memory tools", () => {
   it("memory_search returns paths and lines, memory_get the lines", async () => {
     writeFileSync(join(workspace, "MEMORY.md"), "Intro\nThe staging host is db-7.\n");

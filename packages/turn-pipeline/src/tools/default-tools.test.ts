@@ -8,6 +8,7 @@ import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyToolPolicy, buildDefaultTools, DefaultToolCache } from "./default-tools.ts";
 import { capOutput } from "./exec-tool.ts";
+import { hostToolSandbox } from "./tool-sandbox.ts";
 
 let root: string;
 let workspace: string;
@@ -203,6 +204,53 @@ describe("the default tools", () => {
     );
     expect(otherLimits.map((tool) => tool.name)).toEqual(names.slice(0, 8));
     expect(otherLimits[0]).not.toBe(first[0]);
+  });
+
+  it("memory tools search the directory the tools work in: in a sandbox, the host directory its cwd is mounted from", async () => {
+    const sandboxDir = join(root, "sandbox-workspace");
+    mkdirSync(join(sandboxDir, "memory"), { recursive: true });
+    writeFileSync(join(sandboxDir, "memory", "notes.md"), "The sandbox note says kiwi.\n");
+    writeFileSync(join(workspace, "MEMORY.md"), "The agent workspace says mango.\n");
+    const sandbox = {
+      ...hostToolSandbox(sandboxDir),
+      sandboxed: true,
+      cwd: "/workspace",
+      mounts: [
+        { path: "/workspace", hostPath: sandboxDir, writable: true },
+        { path: "/agent", hostPath: workspace, writable: false },
+      ],
+    };
+    const search = buildDefaultTools({
+      workspaceDir: workspace,
+      agentId: "main",
+      store,
+      sandbox,
+      memory: true,
+    }).find((tool) => tool.name === "memory_search");
+    if (search === undefined) throw new Error("no memory_search");
+    const run = async (query: string) => {
+      const result = await search.execute("m1", { query } as never, undefined, undefined, undefined as never);
+      return result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+    };
+    expect(await run("kiwi")).toBe("memory/notes.md#L1-L1\nThe sandbox note says kiwi.");
+    expect(await run("mango")).toBe("No matches in memory.");
+    // On the host: the workspace's own files; off (the default): no memory tools.
+    const onHost = buildDefaultTools({ workspaceDir: workspace, agentId: "main", store, memory: true });
+    expect(onHost.map((tool) => tool.name)).toEqual(expect.arrayContaining(["memory_search", "memory_get"]));
+    expect(
+      buildDefaultTools({ workspaceDir: workspace, agentId: "main", store }).map((tool) => tool.name),
+    ).not.toContain("memory_search");
+    // A sandbox whose working directory no mount holds: nowhere to find the files, no memory tools.
+    const unmounted = { ...sandbox, cwd: "/elsewhere" };
+    expect(
+      buildDefaultTools({
+        workspaceDir: workspace,
+        agentId: "main",
+        store,
+        sandbox: unmounted,
+        memory: true,
+      }).map((tool) => tool.name),
+    ).not.toContain("memory_search");
   });
 
   it("capOutput keeps the tail on a character boundary", () => {

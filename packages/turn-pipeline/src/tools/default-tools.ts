@@ -3,14 +3,18 @@
 // as `exec` (file-operations.ts), on the host otherwise —, `exec` through the turn's sandbox engine (exec-tool.ts), `message`
 // through the turn's delivery sink (recording what it sent for the messaging-tool dedupe), `sessions_list`
 // and `sessions_history` over the store, `web_fetch` (web-fetch.ts) unless `tools.web.fetch.enabled` is false,
-// `apply_patch` (apply-patch.ts) unless `tools.exec.applyPatch` leaves it out, `exec`'s background mode and
+// `apply_patch` (apply-patch.ts) unless `tools.exec.applyPatch` leaves it out, `memory_search` / `memory_get`
+// (../memory) when memory is on — over the memory files of the directory the tools work in (the sandbox's
+// workspace when sandboxed: what the model writes with `write` is what it finds), indexed in the agent's
+// database on the first memory call —, `exec`'s background mode and
 // `process` over the session's background commands (process-tool.ts, made for each turn), wrapping the whole list with tool-policy (filtered, then checked
 // again at every call), and keeping the turn-independent tools built and wrapped between turns
 // (`DefaultToolCache`). In a sandboxed session the file tools see exactly what `exec` sees: the sandbox's
 // mounts. Does not own: the policy itself (tool-policy), delivery (the sink's owner), path confinement rules
 // (path-view.ts) or containment (the sandbox engines).
 
-import type { SessionStore, TranscriptEntry } from "@agent-kernel/session-store";
+import { isAbsolute, join, relative } from "node:path";
+import { memoryDatabaseFor, type SessionStore, type TranscriptEntry } from "@agent-kernel/session-store";
 import { enforceToolPolicyOnAll, type ToolPolicy } from "@agent-kernel/tool-policy";
 import { Type } from "@earendil-works/pi-ai";
 import {
@@ -19,6 +23,7 @@ import {
   defineTool,
   type ToolDefinition,
 } from "@earendil-works/pi-coding-agent";
+import { MemoryIndex, memoryTools } from "../memory/index.ts";
 import { applyPatchTool } from "./apply-patch.ts";
 import { execTool } from "./exec-tool.ts";
 import {
@@ -66,6 +71,12 @@ export interface DefaultToolsOptions {
   readonly webFetch?: WebFetchSettings | undefined;
   /** Whether `apply_patch` is offered (`tools.exec.applyPatch`, resolved for the turn's model). Default true. */
   readonly applyPatch?: boolean | undefined;
+  /**
+   * `memory_search` and `memory_get` (`agents.defaults.memorySearch.enabled`): over `MEMORY.md` and
+   * `memory/*.md` of the directory the tools work in, indexed in the agent's database
+   * (`memoryDatabaseFor`). Default false.
+   */
+  readonly memory?: boolean | undefined;
   /** The session whose background commands `exec` starts and `process` sees (absent: one scope for the agent). */
   readonly sessionId?: string | undefined;
   /** `exec`'s background mode: the yield of a call that gives none (`tools.exec.backgroundMs`) and the limits. */
@@ -292,7 +303,30 @@ function buildSharedTools(options: DefaultToolsOptions): AnyToolDefinition[] {
     sessionsHistoryTool(options.store, options.agentId),
     ...(options.webFetch?.enabled === false ? [] : [webFetchTool(options.webFetch ?? {})]),
     ...(options.applyPatch === false ? [] : [applyPatchTool(sandbox, view)]),
+    ...(options.memory === true ? memoryToolsIn(options, sandbox) : []),
   ];
+}
+
+/**
+ * The memory tools over the memory files of the directory the tools work in: on the host the workspace, in a
+ * sandbox the host directory its working directory is mounted from. None when no mount holds it (nothing to
+ * say where the files are). The index (and the agent database) is made on the first memory call.
+ */
+function memoryToolsIn(options: DefaultToolsOptions, sandbox: ToolSandbox): AnyToolDefinition[] {
+  const root = hostDirectoryOf(sandbox);
+  if (root === undefined) return [];
+  return memoryTools(() => new MemoryIndex(memoryDatabaseFor(options.store, options.agentId), root));
+}
+
+/** The host directory the sandbox's working directory is (the innermost mount holding it), or undefined. */
+function hostDirectoryOf(sandbox: ToolSandbox): string | undefined {
+  let best: { readonly path: string; readonly hostPath: string } | undefined;
+  for (const mount of sandbox.mounts) {
+    const inside = relative(mount.path, sandbox.cwd);
+    if (inside === ".." || inside.startsWith("../") || isAbsolute(inside)) continue;
+    if (best === undefined || mount.path.length > best.path.length) best = mount;
+  }
+  return best === undefined ? undefined : join(best.hostPath, relative(best.path, sandbox.cwd));
 }
 
 /** The order the tools are given in (and explained in). */
@@ -305,6 +339,8 @@ const TOOL_ORDER = [
   "sessions_history",
   "web_fetch",
   "apply_patch",
+  "memory_search",
+  "memory_get",
   "process",
   "message",
 ];
@@ -447,6 +483,7 @@ export class DefaultToolCache {
       sandboxKey(options.sandbox),
       JSON.stringify(options.webFetch ?? {}),
       options.applyPatch === false ? "no-apply-patch" : "apply-patch",
+      options.memory === true ? "memory" : "no-memory",
     ].join("\u0000");
     let tools = byKey.get(key);
     if (tools === undefined) {
