@@ -47,10 +47,17 @@ describe("provider quirks match OpenClaw 2026.9.6", () => {
     );
   });
 
-  it("scrubs the refusal magic string for provider anthropic only, as OpenClaw", () => {
+  it("scrubs the refusal magic string for provider anthropic, as OpenClaw", () => {
+    // Each provider on its own API; OpenClaw compares the id exactly, so "Anthropic" is another provider.
+    const apiOf: Record<string, string> = {
+      anthropic: "anthropic-messages",
+      openai: "openai-responses",
+      google: "google-generative-ai",
+      Anthropic: "openai-completions",
+    };
     expect(fixture.scrub.length).toBeGreaterThan(10);
     for (const { provider, prompt, sent } of fixture.scrub) {
-      const quirks = providerQuirksFor({ provider, api: "anthropic-messages" });
+      const quirks = providerQuirksFor({ provider, api: apiOf[provider] ?? "openai-completions" });
       expect(quirks.scrubRefusalMagic ? scrubAnthropicRefusalMagic(prompt) : prompt).toBe(sent);
     }
   });
@@ -97,6 +104,24 @@ describe("applyProviderQuirks", () => {
       },
     ]);
     expect(messages).toEqual(before);
+  });
+
+  it("drops errored assistant turns (never sent by pi-ai) before merging the user turns around them", () => {
+    const messages = [
+      system,
+      { role: "user", content: "first", timestamp: 1 },
+      { role: "assistant", content: [], stopReason: "error", errorMessage: "401", timestamp: 2 },
+      { role: "user", content: "second", timestamp: 3 },
+    ];
+    const sent = applyProviderQuirks(
+      messages,
+      providerQuirksFor({ provider: "ant", api: "anthropic-messages" }),
+    );
+    expect(sent.map((message) => message.role)).toEqual(["system", "user"]);
+    expect(sent[1]?.content).toEqual([
+      { type: "text", text: "first" },
+      { type: "text", text: "second" },
+    ]);
   });
 
   it("returns the same array when there is nothing to change or no quirk applies", () => {

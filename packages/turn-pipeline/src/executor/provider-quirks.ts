@@ -34,7 +34,9 @@ export function providerQuirksFor(model: Pick<Model<Api>, "api" | "provider">): 
   const google = model.api === "google-generative-ai" || model.api === "google-vertex";
   const anthropic = model.api === "anthropic-messages";
   return {
-    scrubRefusalMagic: model.provider === "anthropic",
+    // OpenClaw checks the provider id only; the marker is read by Anthropic's Messages API, so any provider
+    // speaking it (a custom one of another id) gets the scrub too.
+    scrubRefusalMagic: model.provider === "anthropic" || anthropic,
     validateAnthropicTurns: anthropic,
     validateGeminiTurns: google,
     googleTurnOrdering: google,
@@ -54,10 +56,21 @@ export function scrubAnthropicRefusalMagic(text: string): string {
 export function applyProviderQuirks<T extends RequestMessage>(messages: T[], quirks: ProviderQuirks): T[] {
   let next = messages;
   if (quirks.scrubRefusalMagic) next = scrubUserMessages(next);
+  // pi-ai's transports never send an errored or aborted assistant turn; dropped first so the validation
+  // sees the turns the provider will see side by side (a failed turn leaves two user turns in a row).
+  if (quirks.validateAnthropicTurns || quirks.validateGeminiTurns) next = dropUnsentAssistantTurns(next);
   if (quirks.googleTurnOrdering) next = sanitizeGoogleAssistantFirstOrdering(next);
   if (quirks.validateGeminiTurns) next = validateGeminiTurns(next);
   if (quirks.validateAnthropicTurns) next = validateAnthropicTurns(next);
   return next;
+}
+
+function dropUnsentAssistantTurns<T extends RequestMessage>(messages: T[]): T[] {
+  const unsent = (message: T) =>
+    message.role === "assistant" &&
+    ((message as { stopReason?: unknown }).stopReason === "error" ||
+      (message as { stopReason?: unknown }).stopReason === "aborted");
+  return messages.some(unsent) ? messages.filter((message) => !unsent(message)) : messages;
 }
 
 /**
