@@ -164,6 +164,58 @@ export class TelegramBotApi {
     });
   }
 
+  /**
+   * The bytes of a file getFile described (`GET <apiBaseUrl>/file/bot<token>/<file_path>`), refused past
+   * `maxBytes` (by the announced length and while reading, so a lying server cannot make it buffer more).
+   * Errors name the file path, never the token.
+   */
+  async downloadFile(
+    filePath: string,
+    options: { readonly maxBytes: number; readonly signal?: AbortSignal },
+  ): Promise<Uint8Array> {
+    const path = filePath.split("/").map(encodeURIComponent).join("/");
+    let response: Response;
+    try {
+      response = await fetch(`${this.#base}/file/bot${this.#token}/${path}`, {
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw new ChannelError(CHANNEL_ID, `download ${filePath}: network error (${String(error)})`, {
+        retryable: true,
+        cause: error,
+      });
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new ChannelError(CHANNEL_ID, `download ${filePath}: HTTP ${response.status}`, {
+        status: response.status,
+        retryable: response.status === 429 || response.status >= 500,
+      });
+    }
+    const tooLarge = (size: string) =>
+      new ChannelError(
+        CHANNEL_ID,
+        `download ${filePath}: ${size} is over the ${options.maxBytes}-byte limit`,
+        {
+          retryable: false,
+        },
+      );
+    const announced = Number(response.headers.get("content-length") ?? Number.NaN);
+    if (Number.isFinite(announced) && announced > options.maxBytes) {
+      await response.body?.cancel();
+      throw tooLarge(`${announced} bytes`);
+    }
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for await (const chunk of (response.body ?? []) as AsyncIterable<Uint8Array>) {
+      total += chunk.length;
+      if (total > options.maxBytes) throw tooLarge("the file");
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, total);
+  }
+
   async #request(
     params: Readonly<Record<string, unknown>>,
     files: Readonly<Record<string, UploadFile>> | undefined,

@@ -44,6 +44,7 @@ import {
   TelegramUpdateError,
   type TelegramUser,
 } from "./inbound.ts";
+import { DEFAULT_MAX_IMAGE_BYTES, downloadInboundImages } from "./inbound-images.ts";
 import { memoryOffsetStore, type OffsetStore } from "./offset-store.ts";
 import { loadPollPosition, runPolling } from "./polling.ts";
 
@@ -76,6 +77,11 @@ export interface TelegramChannelOptions {
   readonly pollBackoff?: { readonly baseDelayMs?: number; readonly maxDelayMs?: number };
   /** Handler attempts per update before it is reported and skipped (default 3). */
   readonly handlerAttempts?: number;
+  /**
+   * Inbound pictures (the largest photo size, image documents) are downloaded into `InboundMessage.images`
+   * up to this size each (default 6 MiB, the kernel's cap); 0 downloads none.
+   */
+  readonly maxImageBytes?: number;
   /** Polling problems (network, 409, 401, store failures, skipped updates). Default: `console.error`. */
   readonly onError?: (error: Error) => void;
 }
@@ -355,6 +361,7 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
     update: TelegramUpdate,
     handler: InboundHandler,
     identity: BotIdentity,
+    signal: AbortSignal,
   ): Promise<void> {
     let message: InboundMessage | undefined;
     try {
@@ -367,7 +374,17 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
       }
       throw error;
     }
-    if (message !== undefined) await handler(message);
+    if (message === undefined) return;
+    const maxImageBytes = options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES;
+    if (maxImageBytes > 0 && message.media.length > 0) {
+      const images = await downloadInboundImages(api, message.media, {
+        maxBytes: maxImageBytes,
+        signal,
+        onError,
+      });
+      if (images.length > 0) message = { ...message, images };
+    }
+    await handler(message);
   }
 
   return {
@@ -407,7 +424,7 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
           store,
           timeoutSeconds: pollTimeoutSeconds,
           allowedUpdates: options.allowedUpdates ?? ["message", "channel_post"],
-          deliver: (update) => deliver(update, startOptions.onMessage, identity),
+          deliver: (update) => deliver(update, startOptions.onMessage, identity, signal),
           onError,
           signal,
           handlerAttempts: Math.max(1, options.handlerAttempts ?? 3),
