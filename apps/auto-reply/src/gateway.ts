@@ -293,6 +293,8 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
       };
       outcome = await kernel.executeTurn(prepared, {
         prompt: promptOf(inbound),
+        // the pictures the adapter downloaded: sent with this turn only (the kernel's TurnInput.images)
+        ...(inbound.images !== undefined && inbound.images.length > 0 ? { images: inbound.images } : {}),
         signal: controller.signal,
         delivery,
         ...(options.ownerIds === undefined ? {} : { ownerNumbers: options.ownerIds }),
