@@ -93,10 +93,23 @@ function extraToolsUnder(tools: readonly ToolDefinition[], policy: ToolPolicy): 
   return allowed;
 }
 
+/** Per config object: each agent's `memorySearch.enabled` (a config is immutable; every turn asks). */
+const memoryByConfig = new WeakMap<TurnContext["config"], Map<string, boolean>>();
+
 /** Whether the turn gets the memory tools: `memorySearch.enabled`, the agent's over `agents.defaults`' (default off). */
 export function memoryOffered(context: Pick<TurnContext, "config" | "agentId">): boolean {
-  const agent = resolveAgentConfig(context.config, context.agentId);
-  return (agent ?? context.config.agents.defaults).memorySearch?.enabled === true;
+  let byAgent = memoryByConfig.get(context.config);
+  if (byAgent === undefined) {
+    byAgent = new Map();
+    memoryByConfig.set(context.config, byAgent);
+  }
+  let offered = byAgent.get(context.agentId);
+  if (offered === undefined) {
+    const agent = resolveAgentConfig(context.config, context.agentId);
+    offered = (agent ?? context.config.agents.defaults).memorySearch?.enabled === true;
+    byAgent.set(context.agentId, offered);
+  }
+  return offered;
 }
 
 /** `exec`'s background mode under `tools.exec` (`backgroundMs`, `cleanupMs` and the registry's limits). */
