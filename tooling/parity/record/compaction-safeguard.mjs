@@ -144,7 +144,7 @@ const plans = planInputs.map((input) => {
   const plan = buildHistoryPrunePlan({ ...input, parts: 2 });
   return {
     ...input,
-    pruned: plan.pruned ? true : false,
+    pruned: plan.pruned !== undefined,
     keptIndexes: (plan.pruned?.messages ?? input.messagesToSummarize).map((message) =>
       input.messagesToSummarize.indexOf(message),
     ),
