@@ -1,7 +1,7 @@
 // A turn's images end to end through real HTTP: executor → pi → pi-ai's OpenAI / Anthropic clients →
 // tooling/fake-llm. Asserts on the exact request bodies: the image is in this turn's request, in no later
 // turn's request, never in the transcript; a model without image input gets OpenClaw's omission note instead.
-import { type FakeLlm, reply, startFakeLlm, type WireProvider } from "@agent-kernel/fake-llm";
+import { type FakeLlm, fault, reply, startFakeLlm, type WireProvider } from "@agent-kernel/fake-llm";
 import { afterEach, describe, expect, it } from "vitest";
 import { executeTurn } from "../../src/executor/index.ts";
 import { IMAGES_OMITTED_NOTE } from "../../src/executor/turn-images.ts";
@@ -23,15 +23,20 @@ afterEach(async () => {
   llm = undefined;
 });
 
-/** wireConfig with the primary model's `input` set (the fallback model takes text only). */
-async function setUp(wire: WireProvider, primaryInput: readonly string[]) {
+/** wireConfig with the primary model's `input` set, and the fallback model's (text only unless given). */
+async function setUp(wire: WireProvider, primaryInput: readonly string[], fallbackInput?: readonly string[]) {
   llm = await startFakeLlm();
-  const config = wireConfig(wire, llm.baseUrlFor(wire), { fallback: false }) as {
+  const config = wireConfig(wire, llm.baseUrlFor(wire), {
+    fallback: fallbackInput !== undefined,
+    profiles: ["a"],
+  }) as {
     models: { providers: Record<string, { models: Record<string, unknown>[] }> };
   };
   for (const provider of Object.values(config.models.providers)) {
     provider.models = provider.models.map((model) =>
-      model.id === "m1" ? { ...model, input: [...primaryInput] } : { ...model, input: ["text"] },
+      model.id === "m1"
+        ? { ...model, input: [...primaryInput] }
+        : { ...model, input: [...(fallbackInput ?? ["text"])] },
     );
   }
   harness = await createHarness({ config });
@@ -109,5 +114,36 @@ describe.each(["openai", "anthropic"] as const)("turn images over the %s wire (t
       (event) => event.stream === "lifecycle" && event.data.phase === "images_omitted",
     );
     expect(omitted?.data).toMatchObject({ count: 2, reason: "model_without_vision" });
+  });
+
+  it("gives a fallback model that takes images the picture the failed text-only model did not get", async () => {
+    const { llm, harness } = await setUp(wire, ["text"], ["text", "image"]);
+    llm.addRule({ when: { model: "m1" }, steps: [fault("server_error", { times: "always" })] });
+    llm.enqueue(reply("Seen by m2."));
+    const context = await harness.context("agent:main:fallback-vision");
+    const result = await executeTurn(context, {
+      prompt: "Look at this",
+      images: [image],
+      timeoutMs: 60_000,
+      entryPoint: "agent",
+    });
+    expect(result.status).toBe("ok");
+    expect(result.fallback?.model).toBe("m2");
+    const byModel = (id: string) => llm?.requests.filter((request) => request.model === id) ?? [];
+    expect(byModel("m1").length).toBeGreaterThan(0);
+    for (const request of byModel("m1")) {
+      expect(imageBlocksOf(request.body)).toEqual([]);
+      expect(JSON.stringify(request.body)).toContain(IMAGES_OMITTED_NOTE);
+    }
+    const [m2] = byModel("m2");
+    expect(imageBlocksOf(m2?.body)).toHaveLength(1);
+    expect(JSON.stringify(m2?.body)).not.toContain(IMAGES_OMITTED_NOTE);
+    // Still one user message in the transcript, without the picture.
+    const entries = harness.store.openTranscript(AGENT, context.sessionId).getEntries();
+    const users = entries.filter(
+      (entry) => entry.type === "message" && (entry.message as { role: string }).role === "user",
+    );
+    expect(users).toHaveLength(1);
+    expect(JSON.stringify(users)).not.toContain(PNG_1X1.slice(0, 40));
   });
 });
