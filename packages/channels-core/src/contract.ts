@@ -88,7 +88,9 @@ export interface InboundMessage {
 /** A picture an adapter downloaded: base64 bytes and the image type its first bytes say (PNG, JPEG, GIF, WebP). */
 export interface InboundImage {
   readonly type: "image";
+  /** The bytes, standard base64. */
   readonly data: string;
+  /** `image/png`, `image/jpeg`, `image/gif` or `image/webp`, from the bytes (not the sender's claim). */
   readonly mimeType: string;
 }
 
