@@ -159,6 +159,44 @@ describe("compaction safeguard (compaction.mode: safeguard)", () => {
     expect(retried).toContain("## Tool Failures");
     expect(retried).toContain("notes.md");
     expect(retried).toContain("and then?");
+    // The next turn reads the session from its compaction on: the summary, not the history behind it.
+    llm.enqueue(reply("Still here."));
+    expect((await turn(harness, key, "still there?")).status).toBe("ok");
+    const next = JSON.stringify(llm.requests.at(-1)?.body);
+    expect(next).toContain("## Tool Failures");
+    expect(next).not.toContain("read missing.txt, then write notes.md");
+  });
+});
+
+describe("compaction in the default mode", () => {
+  it("stores pi's summary: files listed, no tool-failure section", async () => {
+    const { llm, harness } = await setUp({}, 16_000);
+    const key = "agent:main:default-compaction";
+    llm.enqueue(
+      toolCall("read", { path: "missing.txt" }),
+      toolCall("write", { path: "notes.md", content: "remember the milk\n" }),
+      reply("Noted."),
+    );
+    expect((await turn(harness, key, "read missing.txt, then write notes.md")).status).toBe("ok");
+    llm.enqueue(reply(`Here is a long story. ${"once upon a time there was a kernel ".repeat(700)}`));
+    expect((await turn(harness, key, "tell a long story")).status).toBe("ok");
+    llm.enqueue(
+      fault("context_overflow"),
+      reply("## Goal\nThe user wanted notes written."),
+      reply("## Turn\nA story was asked for."),
+      reply("Short answer."),
+    );
+    const result = await turn(harness, key, "and then?");
+    expect(result.status).toBe("ok");
+    expect(result.compactions).toBe(1);
+    const context = await harness.context(key);
+    const compaction = harness.store
+      .openTranscript(AGENT, context.sessionId)
+      .getEntries()
+      .find((entry) => entry.type === "compaction") as { summary: string } | undefined;
+    expect(compaction?.summary).toContain("The user wanted notes written.");
+    expect(compaction?.summary).toContain("<modified-files>\nnotes.md\n</modified-files>");
+    expect(compaction?.summary).not.toContain("## Tool Failures");
   });
 });
 
