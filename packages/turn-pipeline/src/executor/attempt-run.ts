@@ -197,6 +197,10 @@ export class AttemptRunner {
       ...(profileId === undefined ? {} : { authProfileId: profileId }),
       // The whole system prompt pi sends (preamble, extra prompt, project context): replay can tell it changed.
       systemPromptHash: systemPromptHash(session.systemPrompt),
+      // What pictures this attempt's requests carry (their bytes are in no record: prompt-local).
+      ...(imageBlocks.images.length === 0
+        ? {}
+        : { images: imageBlocks.images.map((image) => image.mimeType) }),
     });
 
     let thrown: string | undefined;

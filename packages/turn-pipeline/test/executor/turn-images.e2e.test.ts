@@ -70,12 +70,20 @@ describe.each(["openai", "anthropic"] as const)("turn images over the %s wire (t
       entryPoint: "agent",
     });
     expect(first.status).toBe("ok");
+    const start = first.events.find(
+      (event) => event.stream === "lifecycle" && event.data.phase === "attempt_start",
+    );
+    expect(start?.data.images).toEqual(["image/png"]);
     const second = await executeTurn(await harness.context("agent:main:images"), {
       prompt: "And now?",
       timeoutMs: 30_000,
       entryPoint: "agent",
     });
     expect(second.status).toBe("ok");
+    const secondStart = second.events.find(
+      (event) => event.stream === "lifecycle" && event.data.phase === "attempt_start",
+    );
+    expect(secondStart?.data).not.toHaveProperty("images");
 
     expect(llm.requests).toHaveLength(2);
     const [withImage, withoutImage] = llm.requests.map((request) => request.body);
