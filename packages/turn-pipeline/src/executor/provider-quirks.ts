@@ -84,7 +84,7 @@ function scrubUserMessages<T extends RequestMessage>(messages: T[]): T[] {
     const content = (message as { content: unknown }).content;
     let scrubbed: unknown = content;
     if (typeof content === "string") scrubbed = scrubAnthropicRefusalMagic(content);
-    else if (Array.isArray(content)) {
+    else if (Array.isArray(content) && content.some(hasMagicString)) {
       const blocks = content.map((block) =>
         block && typeof block === "object" && block.type === "text" && typeof block.text === "string"
           ? scrubText(block)
@@ -97,6 +97,11 @@ function scrubUserMessages<T extends RequestMessage>(messages: T[]): T[] {
     next[index] = { ...message, content: scrubbed } as T;
   });
   return next ?? messages;
+}
+
+function hasMagicString(block: unknown): boolean {
+  const text = block && typeof block === "object" ? (block as { text?: unknown }).text : undefined;
+  return typeof text === "string" && text.includes(ANTHROPIC_MAGIC_STRING_TRIGGER_REFUSAL);
 }
 
 function scrubText(block: { text: string }): { text: string } {
@@ -144,7 +149,18 @@ function mergeConsecutive<T extends RequestMessage>(
   role: string,
   merge: (a: T, b: T) => T,
 ): T[] {
-  if (messages.length === 0) return messages;
+  // Most requests have nothing to merge: one scan, no copy.
+  let previousRole: string | undefined;
+  let found = false;
+  for (const message of messages) {
+    const messageRole = message && typeof message === "object" ? message.role : undefined;
+    if (messageRole === role && previousRole === role) {
+      found = true;
+      break;
+    }
+    if (messageRole) previousRole = messageRole;
+  }
+  if (!found) return messages;
   const result: T[] = [];
   let lastRole: string | undefined;
   for (const message of messages) {
@@ -238,7 +254,29 @@ function futureToolResults(messages: readonly RequestMessage[], index: number): 
 
 const TOOL_CALLS_OMITTED = "[tool calls omitted]";
 
+/** Whether an assistant turn has a tool call no result answers before the next assistant turn. */
+function hasDanglingToolCall<T extends RequestMessage>(
+  messages: readonly T[],
+  message: T,
+  index: number,
+): boolean {
+  if (message.role !== "assistant") return false;
+  const calls = arrayContent(message).filter(isToolCallBlock);
+  if (calls.length === 0) return false;
+  const results = futureToolResults(messages, index);
+  return calls.some((call) => {
+    const id = trimmed(call.id);
+    const name = trimmed(call.name);
+    if (!id || !name) return true;
+    const names = results.get(id);
+    return names === undefined || (names.size > 0 && !names.has(name));
+  });
+}
+
 function stripDanglingToolCalls<T extends RequestMessage>(messages: T[]): T[] {
+  // A pre-check (it may say yes where nothing changes, never no where something would): most requests skip the copy.
+  if (!messages.some((message, index) => !message || hasDanglingToolCall(messages, message, index)))
+    return messages;
   const result: T[] = [];
   let changed = false;
   messages.forEach((message, index) => {
