@@ -93,12 +93,11 @@ export function attachTurnImages(session: AgentSession, prompt: string, blocks: 
     );
     const message = transformed[index];
     if (message === undefined || message.role !== "user") return transformed;
-    const text: TextContent = {
-      type: "text",
-      text: [prompt, ...blocks.notes].filter((part) => part !== "").join("\n\n"),
-    };
+    const text = [prompt, ...blocks.notes].filter((part) => part.trim() !== "").join("\n\n");
+    // An images-only turn has no text: providers refuse an empty text block.
+    const textBlocks: TextContent[] = text === "" ? [] : [{ type: "text", text }];
     const copy = [...transformed];
-    copy[index] = { ...message, content: [text, ...blocks.images] };
+    copy[index] = { ...message, content: [...textBlocks, ...blocks.images] };
     return copy;
   };
   return () => {

@@ -154,4 +154,20 @@ describe.each(["openai", "anthropic"] as const)("turn images over the %s wire (t
     expect(users).toHaveLength(1);
     expect(JSON.stringify(users)).not.toContain(PNG_1X1.slice(0, 40));
   });
+
+  it("sends an images-only turn (empty prompt) without an empty text block", async () => {
+    const { llm, harness } = await setUp(wire, ["text", "image"]);
+    llm.enqueue(reply("A pixel, no words."));
+    const context = await harness.context("agent:main:images-only");
+    const result = await executeTurn(context, {
+      prompt: "",
+      images: [image],
+      timeoutMs: 30_000,
+      entryPoint: "agent",
+    });
+    expect(result.status).toBe("ok");
+    const body = llm.requests[0]?.body;
+    expect(imageBlocksOf(body)).toHaveLength(1);
+    expect(JSON.stringify(body)).not.toMatch(/"text":""/);
+  });
 });
