@@ -3,9 +3,10 @@
 // session wrote is found from another, a hand edit by the next search, paths outside the memory files are
 // refused, the config gate and a policy deny remove the tools and the prompt's Memory section, and the tools
 // are the same objects on every turn of a session (its pi session stays warm).
-import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { resolveToolPolicy } from "@agent-kernel/tool-policy";
 import {
   type Context,
   type FauxProviderHandle,
@@ -23,7 +24,11 @@ import { createHarness, fauxConfig, type Harness } from "./harness.ts";
 let faux: FauxProviderHandle;
 const harnesses: Harness[] = [];
 
-async function harnessWith(memorySearch: unknown, tools: unknown = { profile: "full" }): Promise<Harness> {
+async function harnessWith(
+  memorySearch: unknown,
+  tools: unknown = { profile: "full" },
+  sandbox?: unknown,
+): Promise<Harness> {
   faux = fauxProvider({
     provider: "faux",
     models: [{ id: "faux-1", reasoning: true, input: ["text"], contextWindow: 200_000, maxTokens: 8192 }],
@@ -31,7 +36,13 @@ async function harnessWith(memorySearch: unknown, tools: unknown = { profile: "f
   });
   const harness = await createHarness({
     config: fauxConfig({
-      agents: { defaults: { model: "faux/faux-1", ...(memorySearch === undefined ? {} : { memorySearch }) } },
+      agents: {
+        defaults: {
+          model: "faux/faux-1",
+          ...(memorySearch === undefined ? {} : { memorySearch }),
+          ...(sandbox === undefined ? {} : { sandbox }),
+        },
+      },
       tools,
     }),
     nativeProviders: [faux.provider],
@@ -73,7 +84,13 @@ function seenIn(ctx: Context): Seen {
 }
 
 /** One turn where the model calls `tool` with `args`, then answers; what it saw on each request. */
-async function callOnce(harness: Harness, sessionKey: string, tool: string, args: Record<string, unknown>) {
+async function callOnce(
+  harness: Harness,
+  sessionKey: string,
+  tool: string,
+  args: Record<string, unknown>,
+  overrides: Parameters<Harness["context"]>[1] = {},
+) {
   const requests: Seen[] = [];
   faux.setResponses([
     (ctx) => {
@@ -87,7 +104,7 @@ async function callOnce(harness: Harness, sessionKey: string, tool: string, args
       return fauxAssistantMessage("done");
     },
   ]);
-  const context = await harness.context(sessionKey);
+  const context = await harness.context(sessionKey, overrides);
   const result = await executeTurn(context, { prompt: "go", timeoutMs: 60_000, entryPoint: "agent" });
   expect(result.status).toBe("ok");
   return { requests, lastResult: requests.at(-1)?.results.at(-1) };
@@ -214,4 +231,53 @@ describe("memory_search and memory_get called by a model", () => {
     expect(second[0]).toBe(first[0]);
     expect(second[1]).toBe(first[1]);
   });
+
+  it("in a sandboxed session: the sandbox's workspace, where its write went; the sandbox policy decides", async () => {
+    const harness = await harnessWith(
+      ON,
+      { profile: "full", sandbox: { tools: { alsoAllow: ["group:memory"] } } },
+      { mode: "all", scope: "session" },
+    );
+    // The policy as the kernel resolves it for a sandboxed session.
+    const sandboxedPolicy = (config: Harness["config"]) =>
+      resolveToolPolicy(config, {
+        agentId: "main",
+        modelProvider: "faux",
+        modelId: "faux-1",
+        sandboxed: true,
+      });
+    const overrides = { overrides: { toolPolicy: sandboxedPolicy(harness.config) } };
+    const wrote = await callOnce(
+      harness,
+      "agent:main:boxed",
+      "write",
+      { path: "memory/box.md", content: "The boxed fact is quince.\n" },
+      overrides,
+    );
+    expect(wrote.lastResult).toMatchObject({ toolName: "write", isError: false });
+    expect(existsSync(join(harness.workspaceDir, "memory", "box.md"))).toBe(false);
+    const found = await callOnce(
+      harness,
+      "agent:main:boxed",
+      "memory_search",
+      { query: "quince" },
+      overrides,
+    );
+    expect(found.requests[0]?.tools).toEqual(expect.arrayContaining(["memory_search", "memory_get"]));
+    expect(found.lastResult?.text).toBe("memory/box.md#L1-L1\nThe boxed fact is quince.");
+
+    // Without alsoAllow the sandbox's default allowlist (OpenClaw's) leaves the memory tools out.
+    const plain = await harnessWith(ON, { profile: "full" }, { mode: "all", scope: "session" });
+    const denied = await callOnce(
+      plain,
+      "agent:main:boxed",
+      "memory_search",
+      { query: "quince" },
+      {
+        overrides: { toolPolicy: sandboxedPolicy(plain.config) },
+      },
+    );
+    expect(denied.requests[0]?.tools).not.toContain("memory_search");
+    expect(denied.lastResult?.isError).toBe(true);
+  }, 120_000);
 });
