@@ -1,9 +1,11 @@
 // What the executor costs on top of pi, on the same faux scenario, in the same run.
 //
-// Baseline: pi's bare `createAgentSession` + `prompt` with an in-memory session, offered the same six tool
-// definitions the executor offers (read, write, edit, exec, sessions_list, sessions_history, built once as
-// an embedder would), so both sides send pi the same tool list and the difference is the executor's own
-// work. The old baseline (pi offered `read` only) stays as a reference case.
+// Baseline: pi's bare `createAgentSession` + `prompt` with an in-memory session, offered the same tool
+// definitions the executor offers (built once as an embedder would) and the same system prompt (the
+// executor's sectioned prompt for those tools, this agent and model), so both sides send the model the same
+// request and the difference is the executor's own work. Reference cases: pi offered `read` only, and pi with
+// a one-line system prompt (the baseline before issue 24 — the faux provider's and pi's handling of a ≈ 10 KB
+// prompt is part of what that ratio measured).
 //
 // `executeTurn` cases persist, per turn, in real SQLite files (WAL, synchronous=NORMAL) through the store's
 // journals: the run record (started, then finished together with its events; streamed deltas coalesced, the
@@ -46,7 +48,12 @@ import {
   SettingsManager,
   type ToolDefinition,
 } from "@earendil-works/pi-coding-agent";
-import { applyToolPolicy, buildDefaultTools, executeTurn } from "../src/executor/index.ts";
+import {
+  applyToolPolicy,
+  buildDefaultTools,
+  buildKernelSystemPrompt,
+  executeTurn,
+} from "../src/executor/index.ts";
 import type { TurnContext } from "../src/executor/types.ts";
 import { createHarness, fauxConfig } from "../test/executor/harness.ts";
 
@@ -69,19 +76,20 @@ bareRuntime.registerNativeProvider(faux.provider);
 await bareRuntime.refresh({ allowNetwork: false, providers: ["faux"] });
 const bareCwd = mkdtempSync(join(tmpdir(), "bare-pi-"));
 writeFileSync(join(bareCwd, "data.txt"), "the answer is 42\n");
-const bareLoader: ResourceLoader = {
+/** pi's resources for the bare side: nothing on disk, the given system prompt. */
+const loaderWith = (systemPrompt: string): ResourceLoader => ({
   getExtensions: () => ({ extensions: [], errors: [], runtime: createExtensionRuntime() }),
   getSkills: () => ({ skills: [], diagnostics: [] }),
   getPrompts: () => ({ prompts: [], diagnostics: [] }),
   getThemes: () => ({ themes: [], diagnostics: [] }),
   getAgentsFiles: () => ({ agentsFiles: [] }),
-  getSystemPrompt: () => "You are a personal assistant running inside an agent gateway.",
+  getSystemPrompt: () => systemPrompt,
   getSystemPromptSource: () => undefined,
   getAppendSystemPrompt: () => [],
   getAppendSystemPromptSources: () => [],
   extendResources: () => {},
   reload: async () => {},
-};
+});
 
 /** The executor's tool list, for the same cwd and policy: what the baseline offers pi. */
 const policyContext = await harness.context("agent:main:bench-policy");
@@ -91,10 +99,31 @@ const sameTools = applyToolPolicy(
 ) as unknown as ToolDefinition[];
 const readOnly = [createReadToolDefinition(bareCwd) as unknown as ToolDefinition];
 
+/**
+ * The system prompt the executor sends for these tools, this agent and this model (its sections: tooling,
+ * safety, workspace, runtime, …): the baseline sends pi the same one, so both sides hand the model the same
+ * request and the ratio is the executor's own work, not pi's or the faux provider's handling of a longer
+ * prompt (the faux provider compares each request's text with the previous one's, as a prompt cache would).
+ */
+const kernelPrompt = buildKernelSystemPrompt({
+  mode: "full",
+  workspaceDir: bareCwd,
+  toolNames: sameTools.map((tool) => tool.name),
+  agentId: "main",
+  sessionKey: "agent:main:bench",
+  provider: faux.getModel().provider,
+  model: faux.getModel().id,
+  thinkingLevel: "off",
+});
+const bareLoader = loaderWith(kernelPrompt);
+/** The reference baseline before issue 24's like-for-like prompt: one line of system prompt. */
+const oneLineLoader = loaderWith("You are a personal assistant running inside an agent gateway.");
+
 async function bareTurn(
   prompt: string,
   tools: readonly ToolDefinition[] = sameTools,
   sessionManager: SessionManager = SessionManager.inMemory(bareCwd),
+  resourceLoader: ResourceLoader = bareLoader,
 ): Promise<void> {
   const { session } = await createAgentSession({
     cwd: bareCwd,
@@ -108,7 +137,7 @@ async function bareTurn(
       cacheWarming: "off",
     }),
     sessionManager,
-    resourceLoader: bareLoader,
+    resourceLoader,
     customTools: [...tools],
     tools: tools.map((tool) => tool.name),
   });
@@ -181,8 +210,11 @@ async function keptAgentSession(): Promise<AgentSession> {
   return session;
 }
 
-const BASELINE = "pi createAgentSession + prompt, in-memory session, same tools";
-const KEPT = "pi prompting a kept AgentSession (one turn already), in-memory session, same tools";
+const BASELINE = "pi createAgentSession + prompt, in-memory session, same tools and system prompt";
+const ONE_LINE =
+  "pi createAgentSession + prompt, in-memory session, same tools, one-line system prompt (reference)";
+const KEPT =
+  "pi prompting a kept AgentSession (one turn already), in-memory session, same tools and system prompt";
 const WARM_EXECUTOR = "executeTurn, SQLite store (second turn of a session)";
 const BARE_SECOND = "pi createAgentSession + prompt, in-memory session holding one turn (reference)";
 const READ_ONLY = "pi createAgentSession + prompt, in-memory session, read tool only";
@@ -209,6 +241,12 @@ export default [
         name: BASELINE,
         before: () => faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]),
         run: () => bareTurn("Say hello"),
+        after: nextEventLoopTurn,
+      },
+      {
+        name: ONE_LINE,
+        before: () => faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]),
+        run: () => bareTurn("Say hello", sameTools, SessionManager.inMemory(bareCwd), oneLineLoader),
         after: nextEventLoopTurn,
       },
       {
