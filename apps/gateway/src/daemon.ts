@@ -23,7 +23,7 @@ import { type CronScheduler, createCronScheduler } from "@agent-kernel/cron";
 import { createFollowupRunner, type FollowupRunner } from "@agent-kernel/followup";
 import {
   type AnyKernelStore,
-  createKernel,
+  createKernelWithSubagents,
   killAllBackgroundProcesses,
   openKernelStore,
 } from "@agent-kernel/kernel";
@@ -75,7 +75,9 @@ export async function runGatewayDaemon(options: GatewayDaemonOptions): Promise<n
   let queuePoll: NodeJS.Timeout | undefined;
   try {
     store = await openKernelStore({ stateDir, config });
-    const kernel = createKernel({ config, store });
+    // Runs here may spawn subagents (`sessions_spawn`) and message other sessions (`sessions_send`) under their
+    // tool policy: the daemon outlives a turn, so a child's result can be announced back to its parent.
+    const { kernel } = createKernelWithSubagents({ config, store });
     runner = await createFollowupRunner({ config, store, kernel });
     const followups = runner;
     wireFollowupEvents(followups, log, store, () => channels);
