@@ -1,5 +1,6 @@
 // The kernel's prompt sections: which are present by mode, tools and config, and what a value from outside
 // can and cannot do to the prompt. (OpenClaw's texts: system-prompt-parity.test.ts.)
+import { createHash } from "node:crypto";
 import { parseConfig } from "@agent-kernel/config";
 import { describe, expect, it } from "vitest";
 import {
@@ -131,6 +132,13 @@ describe("buildKernelSystemPrompt", () => {
     const hash = systemPromptHash(buildKernelSystemPrompt(base));
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
     expect(systemPromptHash(buildKernelSystemPrompt({ ...base, thinkingLevel: "high" }))).not.toBe(hash);
+  });
+
+  it("hashes with sha256 whether the prompt was hashed before (kept) or not, and forgets the oldest", () => {
+    const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+    const prompts = Array.from({ length: 100 }, (_, index) => `${buildKernelSystemPrompt(base)}\n${index}`);
+    for (const prompt of prompts) expect(systemPromptHash(prompt)).toBe(sha256(prompt));
+    for (const prompt of prompts) expect(systemPromptHash(prompt)).toBe(sha256(prompt));
   });
 });
 

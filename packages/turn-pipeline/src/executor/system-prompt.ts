@@ -83,9 +83,22 @@ const TOOL_SUMMARIES: Readonly<Record<string, string>> = {
 };
 const TOOL_ORDER = Object.keys(TOOL_SUMMARIES);
 
+// Each attempt records its prompt's hash, and a warm session sends the same prompt (the same string) turn after
+// turn: the last few hashes are kept so a warm turn does not pay ≈ 25 µs of sha256 over ≈ 10 KB every time.
+const recentPromptHashes = new Map<string, string>();
+const RECENT_PROMPT_HASHES = 64;
+
 /** The sha256 (hex) of a system prompt: what a run records so replay can tell when the prompt changed. */
 export function systemPromptHash(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  const known = recentPromptHashes.get(text);
+  if (known !== undefined) return known;
+  const hash = createHash("sha256").update(text).digest("hex");
+  if (recentPromptHashes.size >= RECENT_PROMPT_HASHES) {
+    const oldest = recentPromptHashes.keys().next().value;
+    if (oldest !== undefined) recentPromptHashes.delete(oldest);
+  }
+  recentPromptHashes.set(text, hash);
+  return hash;
 }
 
 /**
