@@ -154,6 +154,19 @@ const BASE_COVERAGE: Readonly<Record<string, Coverage>> = {
     code: 0,
     stdout: /"agent:ops:/,
   },
+  'agent -m "what is this?" --image photo.png': {
+    kind: "run",
+    code: 0,
+    // A real 1×1 PNG in the scratch dir the command runs in (its type is judged by its first bytes).
+    before: (ctx) =>
+      writeFileSync(
+        join(ctx.h.root, "photo.png"),
+        Buffer.from(
+          "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+          "base64",
+        ),
+      ),
+  },
   'agent -m "think hard" --thinking high': ok,
   'agent -m "once" --thinking-once low --model sonnet --timeout 120 --verbose': {
     kind: "run",
