@@ -28,6 +28,7 @@ import { StorageFailure, toStorageFailure } from "../storage-errors.ts";
 import {
   hasLines,
   type JournaledEvent,
+  type JournaledStart,
   listRunJournals,
   RunJournal,
   type RunJournalReplay,
@@ -169,23 +170,7 @@ export class SqliteRuns extends KyselyRuns {
     const row = this.#newRow(input);
     const op: RunOp = {
       o: "start",
-      v: [
-        row.run_id,
-        row.agent_id,
-        row.session_key,
-        row.session_id,
-        row.entry_point,
-        row.started_at,
-        row.provider,
-        row.model,
-        row.thinking_level,
-        row.owner_host,
-        row.owner_pid,
-        row.owner_token,
-        row.owner_start_time,
-        row.owner_boot_id,
-        row.updated_at,
-      ],
+      v: runRowValues(row),
     };
     if (!journal.write(op)) return undefined;
     this.#known.set(row.run_id, { row, events: new Map() });
@@ -398,23 +383,7 @@ export class SqliteRuns extends KyselyRuns {
   /** Inserts the run; undefined when a run with its id exists already (nothing was written). */
   insertRow(input: StartRunInput): RunRow | undefined {
     const row = this.#newRow(input);
-    const inserted = this.#insertRun.run(
-      row.run_id,
-      row.agent_id,
-      row.session_key,
-      row.session_id,
-      row.entry_point,
-      row.started_at,
-      row.provider,
-      row.model,
-      row.thinking_level,
-      row.owner_host,
-      row.owner_pid,
-      row.owner_token,
-      row.owner_start_time,
-      row.owner_boot_id,
-      row.updated_at,
-    );
+    const inserted = this.#insertRun.run(...runRowValues(row));
     return inserted.changes === 1 ? row : undefined;
   }
 
@@ -625,5 +594,29 @@ function updateValues(update: RunUpdate): UpdateValues {
     update.authProfileId ?? null,
     update.usage === undefined ? null : JSON.stringify(update.usage),
     update.costUsd ?? null,
+  ];
+}
+
+/**
+ * A new run's columns in the order of the insert statement: what `insertRow` binds and what a journaled run
+ * start carries (its fold binds the same list), kept in one place so the two cannot drift apart.
+ */
+function runRowValues(row: RunRow): JournaledStart {
+  return [
+    row.run_id,
+    row.agent_id,
+    row.session_key,
+    row.session_id,
+    row.entry_point,
+    row.started_at,
+    row.provider,
+    row.model,
+    row.thinking_level,
+    row.owner_host,
+    row.owner_pid,
+    row.owner_token,
+    row.owner_start_time,
+    row.owner_boot_id,
+    row.updated_at,
   ];
 }
