@@ -75,7 +75,9 @@ const TOOL_SUMMARIES: Readonly<Record<string, string>> = {
   sessions_list: "List visible sessions; filters/last",
   sessions_history: "Read visible session/subagent history",
   sessions_send: "Message other session/subagent",
-  sessions_spawn: 'Spawn subagent; clean context: context="isolated"; transcript: context="fork"',
+  // OpenClaw's line names a `context` parameter ("isolated" / "fork"); the kernel's tool takes none (a child
+  // always starts clean), and a prompt must not offer the model arguments the tool refuses.
+  sessions_spawn: "Spawn subagent in its own clean session; its result comes back here",
   session_status: "Session/model/usage/time/status; model override",
   memory_search: "Search the agent's memory files (MEMORY.md, memory/*.md)",
   memory_get: "Read lines of a memory file",
