@@ -13,6 +13,7 @@ import {
   loadProfileUsage,
   type PathOptions,
   type ProfileUsageStats,
+  type RuntimeContext,
   type RuntimeRequest,
   resolveRuntime,
   resolveSessionIdentity,
@@ -28,7 +29,13 @@ import {
   subagentDepthFromSessionKey,
   type ToolPolicyContext,
 } from "@agent-kernel/tool-policy";
-import { buildDefaultTools, type ReasoningMode, resolveCoalesceSettings } from "@agent-kernel/turn-pipeline";
+import {
+  applyPatchOffered,
+  buildDefaultTools,
+  memoryOffered,
+  type ReasoningMode,
+  resolveCoalesceSettings,
+} from "@agent-kernel/turn-pipeline";
 import type { MessageContext, NormalizedDefaults, PreparedSession, SessionKernelInput } from "./types.ts";
 
 export const DEFAULT_ENTRY_POINT = "agent";
@@ -185,8 +192,36 @@ function reachableByNonOwners(config: KernelConfig, context: MessageContext): bo
   return (account?.dmPolicy ?? channel.dmPolicy) === "open";
 }
 
-/** The names of the tools the executor can offer (see `resolvePreparedSession`). */
-let offeredToolNames: readonly string[] | undefined;
+/** The names of every tool the executor can offer, memory tools included (see `resolvePreparedSession`). */
+let allToolNames: readonly string[] | undefined;
+/** `allToolNames` less the tools a config leaves out, one list per combination (the same array each turn). */
+const offeredByLeftOut = new Map<string, readonly string[]>();
+
+/** The tools a turn's model is offered before its policy: web_fetch, apply_patch and memory by config. */
+function offeredToolNamesFor(
+  config: KernelConfig,
+  runtime: RuntimeContext,
+  store: SessionStore,
+): readonly string[] {
+  allToolNames ??= buildDefaultTools({
+    workspaceDir: runtime.workspaceDir.value,
+    agentId: runtime.agentId.value,
+    store,
+    messageSink: { send: async () => ({}) },
+    memory: true,
+  }).map((tool) => tool.name);
+  const leftOut: string[] = [];
+  if (config.tools.web?.fetch?.enabled === false) leftOut.push("web_fetch");
+  if (!applyPatchOffered({ config, runtime })) leftOut.push("apply_patch");
+  if (!memoryOffered({ config, agentId: runtime.agentId.value })) leftOut.push("memory_search", "memory_get");
+  const key = leftOut.join(",");
+  let names = offeredByLeftOut.get(key);
+  if (names === undefined) {
+    names = allToolNames.filter((name) => !leftOut.includes(name));
+    offeredByLeftOut.set(key, names);
+  }
+  return names;
+}
 
 /**
  * Resolves everything a turn needs. Writes only the session row: created on first use, reset to the
@@ -262,15 +297,8 @@ export async function resolvePreparedSession(
     reachableByNonOwners: reachableByNonOwners(config, context),
   };
   const toolPolicy = resolveToolPolicy(config, toolPolicyContext);
-  // Explain exactly the tools the executor can offer (the `message` tool included). Their names depend on
-  // none of these options, so the definitions are built once per process, not on every preparation.
-  offeredToolNames ??= buildDefaultTools({
-    workspaceDir: runtime.workspaceDir.value,
-    agentId: runtime.agentId.value,
-    store: deps.store,
-    messageSink: { send: async () => ({}) },
-  }).map((tool) => tool.name);
-  const offered = offeredToolNames;
+  // Explain exactly the tools the executor offers this turn's model (the `message` tool included).
+  const offered = offeredToolNamesFor(config, runtime, deps.store);
 
   const prepared: PreparedSession = {
     session: input,

@@ -46,6 +46,7 @@ export {
   TurnLimits,
   type TurnLimitValues,
 } from "./turn-limits.ts";
+export { applyPatchOffered, memoryOffered } from "./turn-tools.ts";
 export type {
   AgentEventPayload,
   AgentEventStream,
