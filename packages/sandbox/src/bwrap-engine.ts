@@ -23,7 +23,7 @@ import {
 } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, isAbsolute, join } from "node:path";
+import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { type CgroupController, findMemoryController, findPidsController } from "./command-cgroups.ts";
 import { SANDBOX_HOST_ID } from "./layout.ts";
 import { StartedProcess } from "./process-runner.ts";
@@ -117,6 +117,23 @@ function systemBinds(): string[] {
     else if (stat.isDirectory()) args.push("--ro-bind", path, path);
   }
   return args;
+}
+
+/**
+ * The directories above the mounts that only the sandbox's own root holds (`/skills` above `/skills/weather`),
+ * made 0755 first: bwrap would make them 0700 for the user it sets up as (root, under a root gateway), and the
+ * sandbox user could not reach the mounts below. A parent inside another mount is that mount's (left alone).
+ */
+function mountParentDirs(mounts: readonly { readonly path: string }[]): string[] {
+  const inAMount = (dir: string) =>
+    mounts.some((mount) => dir === mount.path || dir.startsWith(`${mount.path.replace(/\/+$/, "")}/`));
+  const dirs = new Set<string>();
+  for (const mount of mounts) {
+    for (let dir = dirname(mount.path); dir !== "/" && dir !== "."; dir = dirname(dir)) {
+      if (!inAMount(dir)) dirs.add(dir);
+    }
+  }
+  return [...dirs].sort((a, b) => a.length - b.length).flatMap((dir) => ["--perms", "0755", "--dir", dir]);
 }
 
 const DEVICES = ["null", "zero", "full", "random", "urandom", "tty"] as const;
@@ -277,6 +294,7 @@ export function bwrapArgs(
   ];
   // Shorter paths first, so a mount nested in another is mounted over it.
   const mounts = [...command.mounts].sort((a, b) => a.path.length - b.path.length);
+  args.push(...mountParentDirs(mounts));
   for (const mount of mounts) args.push(mount.writable ? "--bind" : "--ro-bind", mount.hostPath, mount.path);
   // The root itself (a tmpfs bwrap made) read-only: a write outside the mounts and /tmp fails instead of
   // landing somewhere the command could mistake for the host.

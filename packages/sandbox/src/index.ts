@@ -22,9 +22,12 @@ export {
   SANDBOX_HOST_ID,
   SANDBOX_WORKSPACE_PATH,
   type SandboxLayout,
+  SKILLS_PATH,
+  type SkillFolderMounts,
   sandboxLayout,
   sandboxLimits,
   sandboxWorkspaceDir,
+  skillFolderMounts,
   type WorkspaceAccess,
 } from "./layout.ts";
 export {

@@ -1,10 +1,10 @@
 // What a sandboxed session sees. Owns: the mount layout for each workspace access (`none`: only the sandbox
 // workspace at /workspace; `ro`: that plus the agent workspace read-only at /agent; `rw`: the agent workspace
-// read-write at /workspace), the sandbox workspace directory of a scope key under the workspace root, and
-// limits from plain settings. Does not own: which scope key a session has (runtime-resolver) or running.
+// read-write at /workspace), the read-only mounts of skill folders under /skills, the sandbox workspace
+// directory of a scope key under the workspace root, and limits from plain settings. Does not own: which scope key a session has (runtime-resolver) or running.
 import { createHash } from "node:crypto";
 import { closeSync, constants, fchownSync, fstatSync, mkdirSync, openSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import type { SandboxLimits, SandboxMount } from "./types.ts";
 
 /** How a sandboxed session sees the agent workspace: not at all (`none`), read-only at /agent (`ro`), or read-write as its workspace (`rw`). */
@@ -14,6 +14,9 @@ export type WorkspaceAccess = "none" | "ro" | "rw";
 export const SANDBOX_WORKSPACE_PATH = "/workspace";
 /** Where the agent workspace appears inside with `workspaceAccess: "ro"`. */
 export const AGENT_WORKSPACE_PATH = "/agent";
+
+/** Where skill folders appear inside, each read-only in a folder of its own (`/skills/<folder name>`). */
+export const SKILLS_PATH = "/skills";
 
 /** The mounts and working directory a sandboxed command gets for one workspace access. */
 export interface SandboxLayout {
@@ -50,6 +53,40 @@ export function sandboxLayout(params: {
         mounts: [{ path: SANDBOX_WORKSPACE_PATH, hostPath: params.sandboxWorkspace, writable: true }],
       };
   }
+}
+
+/** Skill folders mounted read-only under `SKILLS_PATH`, and where each host folder appears inside. */
+export interface SkillFolderMounts {
+  readonly mounts: readonly SandboxMount[];
+  /** Host folder (as given, resolved) → its path inside (`/skills/<name>`). */
+  readonly pathInside: ReadonlyMap<string, string>;
+}
+
+/**
+ * Read-only mounts of exactly these host folders (skill folders: a SKILL.md and the files beside it), each at
+ * `/skills/<its folder name>` — a name made safe (`[A-Za-z0-9._-]`, never `.` or `..`), with `-2`, `-3`, …
+ * when two folders share one. The same folder given twice is mounted once. Nothing else of the host is added:
+ * a sandboxed session reads its skills without seeing the folders they sit in.
+ */
+export function skillFolderMounts(hostFolders: Iterable<string>): SkillFolderMounts {
+  const mounts: SandboxMount[] = [];
+  const pathInside = new Map<string, string>();
+  const taken = new Set<string>();
+  for (const folder of hostFolders) {
+    const hostPath = resolve(folder);
+    if (pathInside.has(hostPath)) continue;
+    const base =
+      basename(hostPath)
+        .replace(/[^A-Za-z0-9._-]+/g, "_")
+        .replace(/^\.+$/, "_") || "skill";
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
+    taken.add(name);
+    const path = `${SKILLS_PATH}/${name}`;
+    mounts.push({ path, hostPath, writable: false });
+    pathInside.set(hostPath, path);
+  }
+  return { mounts, pathInside };
 }
 
 /**
