@@ -5,7 +5,7 @@
 // way the apps open it, with its failures as exit 5. Does not own the config's rules (@agent-kernel/config).
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
+import { applyStateDir, ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
 import type { AnyKernelStore } from "@agent-kernel/kernel";
 import { CliError, EXIT } from "./errors.ts";
 import type { CliIo } from "./io.ts";
@@ -52,14 +52,9 @@ export function loadOperationContext(flags: GlobalFlags, io: CliIo): OperationCo
     if (error instanceof ConfigError) throw new CliError(EXIT.usage, error.message);
     throw error;
   }
-  const chosen =
-    flags["state-dir"]?.trim() ||
-    io.env.AGENT_KERNEL_STATE_DIR?.trim() ||
-    loaded.config.store.stateDir ||
-    join(homedir(), ".agent-kernel");
-  const stateDir = expandPath(chosen, io.cwd);
+  const { config, stateDir } = applyStateDir(loaded.config, flags["state-dir"], { env: io.env, cwd: io.cwd });
   return {
-    config: { ...loaded.config, store: { ...loaded.config.store, stateDir } },
+    config,
     configPath: loaded.path,
     configTarget: loaded.path ?? configTargetOf(flags, io),
     stateDir,

@@ -1,12 +1,10 @@
 // What every command starts from: the loaded config and the state dir, from the global flags and the
-// environment. Owns the precedence rules of the CLI (`--config`, else $AGENT_KERNEL_CONFIG, else
-// ~/.agent-kernel/config.json5, else defaults; `--state-dir`, else $AGENT_KERNEL_STATE_DIR, else the config's
-// `store.stateDir`, else ~/.agent-kernel) and turning a config error into a usage error. The resolved state
-// dir is written back into the config so the store and the runtime (workspace and agent dir defaults) agree.
+// environment (`--config`, else $AGENT_KERNEL_CONFIG, else ~/.agent-kernel/config.json5, else defaults;
+// `--state-dir`, else $AGENT_KERNEL_STATE_DIR, else the config's `store.stateDir`, else ~/.agent-kernel — the
+// rule is @agent-kernel/config's `applyStateDir`, shared by every app) and turning a config error into a usage
+// error. The resolved state dir is written back into the config so the store and the runtime agree.
 // Does not own: the config's rules (@agent-kernel/config) or the store (the kernel facades).
-import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
-import { ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
+import { applyStateDir, ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
 import { CliError, EXIT } from "./exit-codes.ts";
 import type { CliIo } from "./io.ts";
 
@@ -21,14 +19,6 @@ export interface CommandContext {
   readonly stateDir: string;
 }
 
-const STATE_DIR_ENV_VAR = "AGENT_KERNEL_STATE_DIR";
-
-function expand(path: string, cwd: string): string {
-  const home = homedir();
-  const expanded = path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
-  return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
-}
-
 export function loadCommandContext(flags: GlobalFlags, io: CliIo): CommandContext {
   let loaded: ReturnType<typeof loadConfig>;
   try {
@@ -41,15 +31,6 @@ export function loadCommandContext(flags: GlobalFlags, io: CliIo): CommandContex
     if (error instanceof ConfigError) throw new CliError(EXIT.usage, error.message);
     throw error;
   }
-  const chosen =
-    flags.stateDir?.trim() ||
-    io.env[STATE_DIR_ENV_VAR]?.trim() ||
-    loaded.config.store.stateDir ||
-    join(homedir(), ".agent-kernel");
-  const stateDir = expand(chosen, io.cwd);
-  return {
-    config: { ...loaded.config, store: { ...loaded.config.store, stateDir } },
-    configPath: loaded.path,
-    stateDir,
-  };
+  const { config, stateDir } = applyStateDir(loaded.config, flags.stateDir, { env: io.env, cwd: io.cwd });
+  return { config, configPath: loaded.path, stateDir };
 }

@@ -4,10 +4,8 @@
 // `store.stateDir`, else ~/.agent-kernel), opens the store, starts every configured channel through the
 // gateway, and on SIGINT/SIGTERM shuts down gracefully (a second signal exits at once). A bad config or
 // flag is one paragraph on stderr and exit code 2.
-import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "@agent-kernel/config";
+import { applyStateDir, ConfigError, loadConfig } from "@agent-kernel/config";
 
 const USAGE = `Usage: auto-reply [--config <file>] [--state-dir <dir>]
 
@@ -17,11 +15,6 @@ allowed message through the Agent Session Kernel. Stops gracefully on Ctrl-C or 
 function fail(message: string, code: number): never {
   process.stderr.write(`auto-reply: ${message}\n`);
   process.exit(code);
-}
-
-function expand(path: string): string {
-  const expanded = path === "~" ? homedir() : path.startsWith("~/") ? join(homedir(), path.slice(2)) : path;
-  return isAbsolute(expanded) ? expanded : resolve(expanded);
 }
 
 let flags: { config?: string | undefined; "state-dir"?: string | undefined; help?: boolean | undefined };
@@ -49,13 +42,9 @@ try {
   if (error instanceof ConfigError) fail(error.message, 2);
   throw error;
 }
-const stateDir = expand(
-  flags["state-dir"]?.trim() ||
-    process.env.AGENT_KERNEL_STATE_DIR?.trim() ||
-    config.store.stateDir ||
-    join(homedir(), ".agent-kernel"),
-);
-config = { ...config, store: { ...config.store, stateDir } };
+const applied = applyStateDir(config, flags["state-dir"]);
+config = applied.config;
+const stateDir = applied.stateDir;
 const log = (line: string) => process.stderr.write(`[auto-reply] ${line}\n`);
 if (!["telegram", "slack", "webchat"].some((id) => config.channels[id]?.enabled === true))
   fail("no channel is configured and enabled (channels.telegram, channels.slack or channels.webchat)", 2);

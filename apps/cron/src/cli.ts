@@ -4,10 +4,8 @@
 // `--state-dir`, $AGENT_KERNEL_STATE_DIR, `store.stateDir`, ~/.agent-kernel), output and exit codes. Does not
 // own scheduling (scheduler.ts). The command has no channel adapters: a job with delivery fails its delivery
 // (recorded on the job) — deliver from a program that passes `channels`.
-import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
+import { applyStateDir, ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
 import { CronJobsError } from "./jobs.ts";
 import {
   CronJobNotFoundError,
@@ -55,26 +53,13 @@ Exit codes: 0 ok; 1 a run failed; 2 usage, invalid config or jobs; 3 no such job
 
 class UsageError extends Error {}
 
-function expand(path: string, cwd: string): string {
-  const home = homedir();
-  const expanded = path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
-  return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
-}
-
 function loadContext(flags: { config?: string | undefined; "state-dir"?: string | undefined }, io: CliIo) {
   const loaded = loadConfig({
     env: io.env,
     cwd: io.cwd,
     ...(flags.config === undefined ? {} : { path: flags.config }),
   });
-  const chosen =
-    flags["state-dir"]?.trim() ||
-    io.env.AGENT_KERNEL_STATE_DIR?.trim() ||
-    loaded.config.store.stateDir ||
-    join(homedir(), ".agent-kernel");
-  const stateDir = expand(chosen, io.cwd);
-  const config: KernelConfig = { ...loaded.config, store: { ...loaded.config.store, stateDir } };
-  return { config, stateDir };
+  return applyStateDir(loaded.config, flags["state-dir"], { env: io.env, cwd: io.cwd });
 }
 
 const iso = (ms: number | undefined) => (ms === undefined ? "-" : new Date(ms).toISOString());

@@ -4,10 +4,8 @@
 // $AGENT_KERNEL_CONFIG, else ~/.agent-kernel/config.json5, else defaults; `--state-dir`, else
 // $AGENT_KERNEL_STATE_DIR, else `store.stateDir`, else ~/.agent-kernel), output and exit codes. Does not own
 // what a command does beyond IO (runner.ts).
-import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
+import { applyStateDir, ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
 
 export interface CliIo {
   readonly stdout: { write(text: string): unknown };
@@ -73,12 +71,6 @@ function line(stream: CliIo["stdout"], text = ""): void {
   stream.write(`${text}\n`);
 }
 
-function expand(path: string, cwd: string): string {
-  const home = homedir();
-  const expanded = path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
-  return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
-}
-
 function loadContext(flags: Flags, io: CliIo): { config: KernelConfig; stateDir: string } {
   let loaded: ReturnType<typeof loadConfig>;
   try {
@@ -91,13 +83,7 @@ function loadContext(flags: Flags, io: CliIo): { config: KernelConfig; stateDir:
     if (error instanceof ConfigError) throw new CliError(EXIT.usage, error.message);
     throw error;
   }
-  const chosen =
-    flags["state-dir"]?.trim() ||
-    io.env.AGENT_KERNEL_STATE_DIR?.trim() ||
-    loaded.config.store.stateDir ||
-    join(homedir(), ".agent-kernel");
-  const stateDir = expand(chosen, io.cwd);
-  return { config: { ...loaded.config, store: { ...loaded.config.store, stateDir } }, stateDir };
+  return applyStateDir(loaded.config, flags["state-dir"], { env: io.env, cwd: io.cwd });
 }
 
 function storeError(error: unknown, stateDir: string): unknown {

@@ -4,10 +4,8 @@
 // other apps: `--config`, $AGENT_KERNEL_CONFIG, ~/.agent-kernel/config.json5; `--state-dir`,
 // $AGENT_KERNEL_STATE_DIR, `store.stateDir`, ~/.agent-kernel), signals and exit codes. Does not own the daemon
 // (daemon.ts) or reading the logs (logs-cli.ts).
-import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
+import { applyStateDir, ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
 
 /** What a command line reads and writes: the process's streams and environment, or a test's. */
 export interface GatewayCliIo {
@@ -78,12 +76,6 @@ Examples:
   agent-kernel status
   agent-kernel status --json`;
 
-function expand(path: string, cwd: string): string {
-  const home = homedir();
-  const expanded = path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
-  return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
-}
-
 /** The config and the state dir by the apps' precedence. */
 export function loadGatewayContext(
   flags: { readonly config?: string | undefined; readonly "state-dir"?: string | undefined },
@@ -94,13 +86,7 @@ export function loadGatewayContext(
     cwd: io.cwd,
     ...(flags.config === undefined ? {} : { path: flags.config }),
   });
-  const chosen =
-    flags["state-dir"]?.trim() ||
-    io.env.AGENT_KERNEL_STATE_DIR?.trim() ||
-    loaded.config.store.stateDir ||
-    join(homedir(), ".agent-kernel");
-  const stateDir = expand(chosen, io.cwd);
-  return { config: { ...loaded.config, store: { ...loaded.config.store, stateDir } }, stateDir };
+  return applyStateDir(loaded.config, flags["state-dir"], { env: io.env, cwd: io.cwd });
 }
 
 /** `signal` from io, or one wired to the process's SIGINT/SIGTERM for as long as `use` runs. */

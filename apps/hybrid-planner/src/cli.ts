@@ -2,10 +2,8 @@
 // `runHybridPlan`. Owns flag parsing (node:util parseArgs), the config and state-dir precedence (as the `agent`
 // command: `--config`, $AGENT_KERNEL_CONFIG, ~/.agent-kernel/config.json5; `--state-dir`,
 // $AGENT_KERNEL_STATE_DIR, `store.stateDir`, ~/.agent-kernel), output and exit codes. Does not own planning.
-import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
+import { applyStateDir, ConfigError, loadConfig } from "@agent-kernel/config";
 import { KernelInputError } from "@agent-kernel/kernel";
 import { HybridPlanInputError, type HybridPlanResult, runHybridPlan } from "./planner.ts";
 
@@ -42,12 +40,6 @@ Exit codes: 0 ok; 1 the planner turn or a step failed; 2 usage or invalid config
 run); 130 interrupted.`;
 
 class UsageError extends Error {}
-
-function expand(path: string, cwd: string): string {
-  const home = homedir();
-  const expanded = path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
-  return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
-}
 
 function parse(argv: readonly string[]) {
   return parseArgs({
@@ -116,14 +108,10 @@ export async function runPlannerCli(
       cwd: io.cwd,
       ...(values.config === undefined ? {} : { path: values.config }),
     });
-    const stateDir = expand(
-      values["state-dir"]?.trim() ||
-        io.env.AGENT_KERNEL_STATE_DIR?.trim() ||
-        loaded.config.store.stateDir ||
-        join(homedir(), ".agent-kernel"),
-      io.cwd,
-    );
-    const config: KernelConfig = { ...loaded.config, store: { ...loaded.config.store, stateDir } };
+    const { config, stateDir } = applyStateDir(loaded.config, values["state-dir"], {
+      env: io.env,
+      cwd: io.cwd,
+    });
     const result = await runHybridPlan({
       config,
       stateDir,

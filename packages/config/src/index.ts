@@ -73,4 +73,11 @@ export {
   type WebFetchConfig,
 } from "./schema-tools.ts";
 export { isCredentialKey, redactSecretText } from "./secrets.ts";
+export {
+  applyStateDir,
+  DEFAULT_STATE_DIR,
+  resolveStateDir,
+  STATE_DIR_ENV_VAR,
+  type StateDirEnvironment,
+} from "./state-dir.ts";
 export { closestMatch, editDistance } from "./suggest.ts";

@@ -2,6 +2,9 @@
 // fallbacks, auth profile, thinking, queue, sandbox) as one frozen
 // RuntimeContext, and classifies provider errors into failover reasons and
 // recovery plans. It never runs a turn.
+
+/** The environment variable naming the state dir (re-exported from @agent-kernel/config). */
+export { STATE_DIR_ENV_VAR } from "@agent-kernel/config";
 export {
   type CooldownConfig,
   clearExpiredCooldowns,
@@ -165,7 +168,6 @@ export {
   SessionIdentityError,
   type SessionIdentityInput,
   type SessionIdSource,
-  STATE_DIR_ENV_VAR,
 } from "./session-identity.ts";
 export {
   buildAgentMainSessionKey,

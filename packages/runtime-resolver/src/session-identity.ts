@@ -5,8 +5,15 @@
 // fresh under `session.reset`. Does not own: the key grammar (session-key.ts)
 // or reading/writing session rows (session-store).
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
-import { closestMatch, defaultAgentId, type KernelConfig, listAgentIds } from "@agent-kernel/config";
+import { join } from "node:path";
+import {
+  closestMatch,
+  defaultAgentId,
+  type KernelConfig,
+  listAgentIds,
+  resolveStateDir as resolveConfigStateDir,
+  resolvePath,
+} from "@agent-kernel/config";
 import {
   buildAgentMainSessionKey,
   classifySessionKeyShape,
@@ -15,8 +22,6 @@ import {
   parseAgentSessionKey,
   toAgentStoreSessionKey,
 } from "./session-key.ts";
-
-export const STATE_DIR_ENV_VAR = "AGENT_KERNEL_STATE_DIR";
 
 export interface SessionIdentityInput {
   readonly agentId?: string | undefined;
@@ -52,18 +57,12 @@ export class SessionIdentityError extends Error {
   override readonly name = "SessionIdentityError";
 }
 
-function expandPath(path: string, options: PathOptions): string {
-  const home = options.homeDir ?? homedir();
-  const expanded = path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
-  return isAbsolute(expanded) ? expanded : resolve(options.cwd ?? process.cwd(), expanded);
-}
+const expandPath = (path: string, options: PathOptions): string =>
+  resolvePath(path, options.cwd ?? process.cwd(), options.homeDir ?? homedir());
 
-/** `store.stateDir`, else `$AGENT_KERNEL_STATE_DIR`, else `~/.agent-kernel` (the same rule as session-store). */
-export function resolveStateDir(config: KernelConfig, options: PathOptions = {}): string {
-  const env = options.env ?? process.env;
-  const chosen = config.store.stateDir ?? (env[STATE_DIR_ENV_VAR]?.trim() || undefined) ?? "~/.agent-kernel";
-  return expandPath(chosen, options);
-}
+/** `store.stateDir`, else `$AGENT_KERNEL_STATE_DIR`, else `~/.agent-kernel`: @agent-kernel/config's library rule. */
+export const resolveStateDir = (config: KernelConfig, options: PathOptions = {}): string =>
+  resolveConfigStateDir(config, options);
 
 /**
  * Resolves the run's identity. An explicit agentId must name a configured

@@ -2,11 +2,17 @@
 // the config, then $AGENT_KERNEL_STATE_DIR, then ~/.agent-kernel) and the layout inside it. Does not own:
 // creating or opening the files (store.ts).
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
-import { AGENT_ID_PATTERN, type KernelConfig } from "@agent-kernel/config";
+import { join } from "node:path";
+import {
+  AGENT_ID_PATTERN,
+  type KernelConfig,
+  resolveStateDir as resolveConfigStateDir,
+  resolvePath,
+} from "@agent-kernel/config";
 import { SessionStoreError } from "./errors.ts";
 
-export const STATE_DIR_ENV_VAR = "AGENT_KERNEL_STATE_DIR";
+/** The environment variable naming the state dir (re-exported from @agent-kernel/config). */
+export { STATE_DIR_ENV_VAR } from "@agent-kernel/config";
 
 export interface StateDirSource {
   readonly stateDir?: string;
@@ -14,12 +20,11 @@ export interface StateDirSource {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
+/** An explicit `stateDir`, else @agent-kernel/config's library rule (`store.stateDir`, the variable, ~/.agent-kernel). */
 export function resolveStateDir(source: StateDirSource = {}): string {
-  const env = source.env ?? process.env;
-  const chosen = source.stateDir ?? source.config?.store.stateDir ?? nonEmpty(env[STATE_DIR_ENV_VAR]);
-  if (chosen === undefined) return join(homedir(), ".agent-kernel");
-  const expanded = chosen === "~" || chosen.startsWith("~/") ? join(homedir(), chosen.slice(1)) : chosen;
-  return isAbsolute(expanded) ? expanded : resolve(expanded);
+  return source.stateDir !== undefined
+    ? resolvePath(source.stateDir, process.cwd(), homedir())
+    : resolveConfigStateDir(source.config, { env: source.env ?? process.env });
 }
 
 /** `state/kernel.sqlite`: sessions, runs, auth state, queue, cron. */
@@ -40,8 +45,4 @@ export function normalizeAgentId(agentId: string): string {
     );
   }
   return agentId.toLowerCase();
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === "" ? undefined : value;
 }
