@@ -25,7 +25,12 @@ export {
   type SkillManifest,
   type SkillRequirements,
 } from "./manifest.ts";
-export { type CatalogSkill, formatSkillsCatalog, type SkillsCatalog } from "./prompt.ts";
+export {
+  type CatalogSkill,
+  formatSkillsCatalog,
+  relocateSkillsCatalog,
+  type SkillsCatalog,
+} from "./prompt.ts";
 export {
   buildSkillsSnapshot,
   inspectSkills,

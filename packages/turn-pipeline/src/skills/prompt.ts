@@ -148,3 +148,17 @@ export function formatSkillsCatalog(
   const prompt = render(admitted, { kind: "compact", descriptionMaxChars }, withNote) ?? "";
   return { prompt, skills: prompt ? admitted : [] };
 }
+
+/**
+ * The catalog with some skills' `<location>`s moved: `moves` maps a SKILL.md's listed path to where the model's
+ * tools see it (a sandbox mounts skill folders elsewhere). Everything else of the text is kept as it was.
+ */
+export function relocateSkillsCatalog(prompt: string, moves: ReadonlyMap<string, string>): string {
+  let relocated = prompt;
+  for (const [from, to] of moves) {
+    relocated = relocated
+      .split(`<location>${escapeXml(from)}</location>`)
+      .join(`<location>${escapeXml(to)}</location>`);
+  }
+  return relocated;
+}

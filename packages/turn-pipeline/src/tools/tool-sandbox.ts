@@ -2,9 +2,10 @@
 // use — the engine (`bwrap` for a sandboxed session, `host` otherwise), the view (cwd and mounts), network,
 // limits and the scrubbed environment every command gets — and the preflight that refuses a sandboxed turn
 // before any model call when its engine cannot start (never falling back to the host). Also creates the
-// scope's sandbox workspace. Does not own: the engines (@agent-kernel/sandbox) or deciding whether a
+// scope's sandbox workspace, and adds the session's skill folders to the view, read-only (`withSkillFolders`). Does not own: the engines (@agent-kernel/sandbox) or deciding whether a
 // session is sandboxed (runtime-resolver).
-import { resolve } from "node:path";
+import { statSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
 import { AGENT_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
 import type { SandboxContext } from "@agent-kernel/runtime-resolver";
 import {
@@ -20,7 +21,10 @@ import {
   SandboxUnavailableError,
   sandboxLimits,
   scrubEnvironment,
+  skillFolderMounts,
 } from "@agent-kernel/sandbox";
+import { relocateSkillsCatalog } from "../skills/prompt.ts";
+import { isWithin } from "./path-view.ts";
 
 /** Everything a turn's `exec` and file tools need to run where the session's sandbox says. */
 export interface ToolSandbox {
@@ -150,5 +154,61 @@ export async function prepareToolSandbox(params: {
     limits: sandbox.limits,
     env,
     status,
+  };
+}
+
+/** The skills a session's prompt lists (its snapshot): where each SKILL.md is on the host, and the catalog. */
+export interface SessionSkillFiles {
+  readonly skills: readonly { readonly filePath: string }[];
+  /** The `<available_skills>` catalog naming each SKILL.md at its host path. */
+  readonly prompt: string;
+}
+
+/** A turn's sandbox with its skills readable, and the catalog naming them where the tools see them. */
+export interface SkillReadAccess {
+  readonly sandbox: ToolSandbox;
+  readonly skillsPrompt: string;
+}
+
+const isDirectory = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The sandbox with exactly the listed skills' folders (each SKILL.md's folder: the file and what it refers to
+ * beside it) added read-only, so `read` (and a sandboxed `exec`) reach them and nothing else outside the
+ * workspace. Unsandboxed, a folder is added at its own host path (the catalog's path works as it is); one
+ * already in a mount (a workspace skill) is left to it. Sandboxed, each folder is mounted at `/skills/<name>`
+ * (@agent-kernel/sandbox's `skillFolderMounts`) and the catalog's `<location>`s are rewritten to those paths:
+ * the host paths do not exist in there. A folder missing on the host (a skill removed since the session's
+ * snapshot) is not added — a bind of a missing folder would fail every sandboxed command.
+ */
+export function withSkillFolders(sandbox: ToolSandbox, skills: SessionSkillFiles): SkillReadAccess {
+  if (skills.skills.length === 0) return { sandbox, skillsPrompt: skills.prompt };
+  const folders = [...new Set(skills.skills.map((skill) => dirname(resolve(skill.filePath))))].filter(
+    (folder) =>
+      folder !== "/" &&
+      (sandbox.sandboxed || !sandbox.mounts.some((mount) => isWithin(mount.path, folder))) &&
+      isDirectory(folder),
+  );
+  if (folders.length === 0) return { sandbox, skillsPrompt: skills.prompt };
+  if (!sandbox.sandboxed) {
+    const mounts = folders.map((folder) => ({ path: folder, hostPath: folder, writable: false }));
+    return { sandbox: { ...sandbox, mounts: [...sandbox.mounts, ...mounts] }, skillsPrompt: skills.prompt };
+  }
+  const { mounts, pathInside } = skillFolderMounts(folders);
+  const moves = new Map<string, string>();
+  for (const skill of skills.skills) {
+    const file = resolve(skill.filePath);
+    const inside = pathInside.get(dirname(file));
+    if (inside !== undefined) moves.set(skill.filePath, `${inside}/${basename(file)}`);
+  }
+  return {
+    sandbox: { ...sandbox, mounts: [...sandbox.mounts, ...mounts] },
+    skillsPrompt: relocateSkillsCatalog(skills.prompt, moves),
   };
 }

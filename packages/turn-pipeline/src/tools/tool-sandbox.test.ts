@@ -1,0 +1,62 @@
+// withSkillFolders: which skill folders a turn's view gains, and the catalog's locations in a sandbox.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { formatSkillsCatalog } from "../skills/prompt.ts";
+import { hostToolSandbox, type ToolSandbox, withSkillFolders } from "./tool-sandbox.ts";
+
+const root = mkdtempSync(join(tmpdir(), "tool-sandbox-skills-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const workspace = join(root, "workspace");
+const managed = join(root, "state", "skills");
+for (const dir of [join(workspace, "skills", "local"), join(managed, "a&b")]) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "SKILL.md"), "---\nname: x\ndescription: y\n---\n");
+}
+const skills = [
+  {
+    name: "local",
+    description: "in the workspace",
+    filePath: join(workspace, "skills", "local", "SKILL.md"),
+  },
+  { name: "a&b", description: "managed", filePath: join(managed, "a&b", "SKILL.md") },
+  { name: "gone", description: "removed since the snapshot", filePath: join(managed, "gone", "SKILL.md") },
+];
+const snapshot = { skills, prompt: formatSkillsCatalog(skills).prompt };
+
+describe("withSkillFolders", () => {
+  it("unsandboxed: adds only the existing folders outside the workspace, read-only, and keeps the catalog", () => {
+    const host = hostToolSandbox(workspace);
+    const { sandbox, skillsPrompt } = withSkillFolders(host, snapshot);
+    expect(sandbox.mounts).toEqual([
+      ...host.mounts,
+      { path: join(managed, "a&b"), hostPath: join(managed, "a&b"), writable: false },
+    ]);
+    expect(skillsPrompt).toBe(snapshot.prompt);
+  });
+
+  it("sandboxed: mounts every existing folder under /skills and moves the catalog's locations there", () => {
+    const boxed: ToolSandbox = {
+      ...hostToolSandbox(workspace),
+      sandboxed: true,
+      cwd: "/workspace",
+      mounts: [{ path: "/workspace", hostPath: join(root, "box"), writable: true }],
+    };
+    const { sandbox, skillsPrompt } = withSkillFolders(boxed, snapshot);
+    expect(sandbox.mounts.slice(1)).toEqual([
+      { path: "/skills/local", hostPath: join(workspace, "skills", "local"), writable: false },
+      { path: "/skills/a_b", hostPath: join(managed, "a&b"), writable: false },
+    ]);
+    expect(skillsPrompt).toContain("<location>/skills/local/SKILL.md</location>");
+    expect(skillsPrompt).toContain("<location>/skills/a_b/SKILL.md</location>");
+    expect(skillsPrompt).not.toContain(`<location>${workspace}`);
+    // A removed skill keeps its (unreadable) host path rather than a mount that would break every command.
+    expect(skillsPrompt).toContain(`<location>${join(managed, "gone", "SKILL.md")}</location>`);
+  });
+
+  it("a session without skills gets its sandbox unchanged", () => {
+    const host = hostToolSandbox(workspace);
+    expect(withSkillFolders(host, { skills: [], prompt: "" }).sandbox).toBe(host);
+  });
+});
