@@ -1,4 +1,4 @@
-// The HTTP front of the fake Slack: the server on 127.0.0.1, routing (`POST /api/<method>`, the upload URLs,
+// The HTTP front of the fake Slack: the server on 127.0.0.1, routing (`POST /api/<method>`, the upload URLs, the private URLs of hosted files,
 // WebSocket upgrades for Socket Mode), the caller's token (Bearer header, else the `token` parameter),
 // injected faults served before a method runs (HTTP 429 + `Retry-After`, 5xx, `{ok:false,error}`), and the
 // record of every call with what it was answered. Owns routing, answering and the record; does not own what a
@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { FaultQueue } from "./faults.ts";
 import { type FileUploads, UPLOAD_PATH } from "./file-uploads.ts";
+import { HOSTED_FILES_PATH, type HostedFiles } from "./hosted-files.ts";
 import { parseParams, readBody, type SlackParams, stringParam } from "./request-params.ts";
 import type { SocketMode } from "./socket-mode.ts";
 import type { WebApiMethods } from "./web-api-methods.ts";
@@ -29,6 +30,7 @@ export interface SlackApiParts {
   readonly faults: FaultQueue;
   readonly methods: WebApiMethods;
   readonly uploads: FileUploads;
+  readonly hostedFiles: HostedFiles;
   readonly socketMode: SocketMode;
 }
 
@@ -79,6 +81,10 @@ async function route(
   if (url.pathname.startsWith(UPLOAD_PATH) && req.method === "POST") {
     const fileId = url.pathname.slice(UPLOAD_PATH.length);
     await parts.uploads.receiveUpload(fileId, req.headers["content-type"] ?? "", body, res);
+    return;
+  }
+  if (url.pathname.startsWith(HOSTED_FILES_PATH) && req.method === "GET") {
+    parts.hostedFiles.serve(url.pathname, req.headers.authorization, res);
     return;
   }
   if (!url.pathname.startsWith("/api/") || req.method !== "POST") {

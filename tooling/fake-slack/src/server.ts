@@ -8,6 +8,7 @@
 import { type DeliverOptions, type DeliveryResult, EventsSender } from "./events-sender.ts";
 import { FaultQueue, type SlackFault } from "./faults.ts";
 import { FileUploads, type UploadedFile } from "./file-uploads.ts";
+import { type FileDownload, type HostedFileInput, HostedFiles } from "./hosted-files.ts";
 import { listenSlackApi, type RecordedCall } from "./http-front.ts";
 import { type FakeSlackOptions, resolveIdentity } from "./identity.ts";
 import type { SlackParams } from "./request-params.ts";
@@ -17,6 +18,7 @@ import { type PostedMessage, WebApiMethods } from "./web-api-methods.ts";
 export type { DeliverOptions, DeliveryResult } from "./events-sender.ts";
 export type { SlackFault } from "./faults.ts";
 export type { UploadedFile } from "./file-uploads.ts";
+export type { FileDownload, HostedFileInput } from "./hosted-files.ts";
 export type { RecordedCall } from "./http-front.ts";
 export type { FakeSlackOptions } from "./identity.ts";
 export type { SlackParams } from "./request-params.ts";
@@ -40,6 +42,13 @@ export interface FakeSlack {
   readonly openSockets: number;
   readonly messages: readonly PostedMessage[];
   readonly files: readonly UploadedFile[];
+  /** Downloads of hosted files (`hostFile`), in order, with the token each bore. */
+  readonly fileDownloads: readonly FileDownload[];
+  /**
+   * Hosts a file someone shared: returns its Slack file object (`url_private`, `mimetype`, `size`, …) to put in a
+   * `message` event's `files`. Its URL serves the bytes to the bot token only (Slack's sign-in page otherwise).
+   */
+  hostFile(file: HostedFileInput): SlackParams;
   /** Calls of one method. */
   callsTo(method: string): RecordedCall[];
   /** Fails the next `times` (default 1) calls of `method` (or of any method with `*`). */
@@ -68,10 +77,11 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   const calls: RecordedCall[] = [];
   const faults = new FaultQueue();
   const uploads = new FileUploads(() => origin);
+  const hostedFiles = new HostedFiles(() => origin, identity.teamId, identity.botToken);
   const socketMode = new SocketMode(identity, () => origin, nextEventNumber);
   const methods = new WebApiMethods(identity, uploads, socketMode);
   const sender = new EventsSender(identity, nextEventNumber);
-  const front = await listenSlackApi({ calls, faults, methods, uploads, socketMode });
+  const front = await listenSlackApi({ calls, faults, methods, uploads, hostedFiles, socketMode });
   origin = front.origin;
 
   return {
@@ -86,6 +96,8 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     calls,
     messages: methods.messages,
     files: uploads.files,
+    fileDownloads: hostedFiles.downloads,
+    hostFile: (file) => hostedFiles.host(file),
     callsTo: (method) => calls.filter((c) => c.method === method),
     failNext: (method, fault, times = 1) => faults.add(method, fault, times),
     deliverEvent: (url, event, deliver) => sender.deliverEvent(url, event, deliver),
