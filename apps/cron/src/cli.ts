@@ -7,12 +7,8 @@
 import { parseArgs } from "node:util";
 import { applyStateDir, ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
 import { CronJobsError } from "./jobs.ts";
-import {
-  CronJobNotFoundError,
-  type CronRunResult,
-  type CronScheduler,
-  createCronScheduler,
-} from "./scheduler.ts";
+import { CronJobNotFoundError, type CronScheduler, createCronScheduler } from "./scheduler.ts";
+import type { CronRunResult } from "./scheduler-types.ts";
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, notFound: 3, store: 5, interrupted: 130 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -9,6 +9,7 @@ export {
   outboundFor,
   pickLastDeliverablePayload,
 } from "./delivery.ts";
+export { ERROR_BACKOFF_MS } from "./error-backoff.ts";
 export {
   type CronJob,
   CronJobsError,
@@ -23,12 +24,13 @@ export { type CronSchedule, CronScheduleError, checkSchedule, nextRunAfter } fro
 export {
   CRON_ENTRY_POINT,
   CronJobNotFoundError,
-  type CronJobView,
-  type CronRunResult,
   CronScheduler,
-  type CronSchedulerOptions,
   createCronScheduler,
   cronSessionKey,
-  ERROR_BACKOFF_MS,
-  type TickReport,
 } from "./scheduler.ts";
+export type {
+  CronJobView,
+  CronRunResult,
+  CronSchedulerOptions,
+  TickReport,
+} from "./scheduler-types.ts";

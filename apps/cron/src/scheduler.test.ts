@@ -9,12 +9,8 @@ import { openKernelStore } from "@agent-kernel/kernel";
 import { describe, expect, it, type OnTestFinishedHandler } from "vitest";
 import { type CronHarness, createCronHarness, HeldChannel } from "../test/harness.ts";
 import { ManualClock } from "./clock.ts";
-import {
-  type CronRunResult,
-  type CronScheduler,
-  type CronSchedulerOptions,
-  createCronScheduler,
-} from "./scheduler.ts";
+import { type CronScheduler, createCronScheduler } from "./scheduler.ts";
+import type { CronRunResult, CronSchedulerOptions } from "./scheduler-types.ts";
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());

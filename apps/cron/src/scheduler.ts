@@ -11,7 +11,6 @@ import {
   type AnyKernelStore,
   createKernel,
   type Kernel,
-  type KernelOptions,
   listRuns,
   openKernelStore,
   type RunRecord,
@@ -19,11 +18,18 @@ import {
 } from "@agent-kernel/kernel";
 import { type CronClock, systemClock, type TimerHandle } from "./clock.ts";
 import { type CronDeliveryChannel, type DeliveryResult, deliverOutcome } from "./delivery.ts";
+import { withErrorBackoff } from "./error-backoff.ts";
 import { type CronJob, loadCronJobs, type ResolvedCronJob } from "./jobs.ts";
 import { cronPrompt } from "./prompt.ts";
 import { nextRunAfter } from "./schedule.ts";
+import type {
+  CronJobState,
+  CronJobView,
+  CronRunResult,
+  CronSchedulerOptions,
+  TickReport,
+} from "./scheduler-types.ts";
 
-type CronJobState = Awaited<ReturnType<AnyKernelStore["cron"]["get"]>>;
 type CronJobStats = Parameters<Parameters<AnyKernelStore["cron"]["update"]>[1]>[0];
 
 /** The entry point recorded on every cron run. */
@@ -32,91 +38,6 @@ export const CRON_ENTRY_POINT = "cron";
 /** `agent:<agentId>:cron:<jobId>`: the session key every run of a job starts a new session under. */
 export function cronSessionKey(agentId: string, jobId: string): string {
   return `agent:${agentId.toLowerCase()}:cron:${jobId.toLowerCase()}`;
-}
-
-export interface CronSchedulerOptions {
-  readonly config: KernelConfig;
-  /** The state dir holding the store (and the jobs file); default the config's `store.stateDir`. */
-  readonly stateDir?: string | undefined;
-  /** A store to share (not closed by `stop()`); default one opened under `stateDir`. */
-  readonly store?: AnyKernelStore | undefined;
-  /** See `loadCronJobs`: default `<stateDir>/cron/jobs.json` when present; `false`: none. */
-  readonly jobsFile?: string | false | undefined;
-  /** Jobs a program adds, in the config's `cron.jobs[]` shape. */
-  readonly jobs?: readonly unknown[] | undefined;
-  /** Delivery targets by channel id (`delivery.channel`). */
-  readonly channels?: readonly CronDeliveryChannel[] | undefined;
-  /** Default the system clock. Tests and the parity harness pass a `ManualClock`. */
-  readonly clock?: CronClock | undefined;
-  /** Longest wait between two looks at the store while started (other schedulers change it); default 60 s. */
-  readonly maxSleepMs?: number | undefined;
-  /**
-   * A slot this much overdue when first seen was missed (the scheduler was not running) and the job's
-   * `missedRuns` policy applies; default 60 s.
-   */
-  readonly missedGraceMs?: number | undefined;
-  /**
-   * A `running_since` older than this belongs to a scheduler that died mid-run and may be taken over;
-   * default twice the job's timeout, at least 10 minutes.
-   */
-  readonly leaseMs?: number | undefined;
-  /** Extra kernel options (executor settings, native providers); `config`, `store` and `now` are set here. */
-  readonly kernelOptions?: Omit<KernelOptions, "config" | "store" | "now"> | undefined;
-  /** Called after every run, with its result. */
-  readonly onRunFinished?: ((run: CronRunResult) => void) | undefined;
-}
-
-export interface CronRunResult {
-  readonly jobId: string;
-  readonly agentId: string;
-  readonly sessionKey: string;
-  /** The run's new session id. */
-  readonly sessionId?: string;
-  /** The kernel run id; absent when the run failed before it started (e.g. an unknown model). */
-  readonly runId?: string;
-  /** The slot this run was for. */
-  readonly scheduledAt: number;
-  readonly startedAt: number;
-  readonly endedAt: number;
-  /** True for a catch-up run of a slot missed while no scheduler was running. */
-  readonly catchUp: boolean;
-  /**
-   * `aborted`: the scheduler stopped while the run was in flight. Its slot is not used up (the next start runs
-   * it as a catch-up, as after a crash) and it does not count as a failure.
-   */
-  readonly status: "ok" | "error" | "aborted";
-  readonly error?: string;
-  readonly delivery?: DeliveryResult;
-  readonly outcome?: TurnOutcome;
-}
-
-export interface TickReport {
-  /** Jobs whose run started in this tick (see `idle()` to wait for them). */
-  readonly started: readonly {
-    readonly jobId: string;
-    readonly scheduledAt: number;
-    readonly catchUp: boolean;
-  }[];
-  /** Jobs whose missed slots were skipped (`missedRuns: "skip"`). */
-  readonly skipped: readonly {
-    readonly jobId: string;
-    readonly missedAt: number;
-    readonly nextRunAt?: number;
-  }[];
-  /** Due jobs already running (here or in another scheduler): not started again. */
-  readonly busy: readonly string[];
-  /** Due jobs waiting for a free slot under `cron.maxConcurrentRuns`. */
-  readonly deferred: readonly string[];
-}
-
-export interface CronJobView {
-  readonly id: string;
-  readonly name?: string;
-  readonly agentId: string;
-  readonly enabled: boolean;
-  readonly source: string;
-  readonly schedule: CronJob["schedule"];
-  readonly state?: NonNullable<CronJobState>;
 }
 
 /** The job is being run by someone else, or its slot moved on since we looked. */
@@ -613,22 +534,6 @@ export class CronScheduler {
     this.#options.onRunFinished?.(result);
     return result;
   }
-}
-
-/** OpenClaw's retry floor after consecutive failed runs: 30 s, 1 min, 5 min, 15 min, then hourly. */
-export const ERROR_BACKOFF_MS = [30_000, 60_000, 300_000, 900_000, 3_600_000] as const;
-
-/** The next slot, pushed back to the error backoff after a failed run (recurring schedules only). */
-function withErrorBackoff(
-  job: CronJob,
-  next: number | undefined,
-  status: "ok" | "error",
-  endedAt: number,
-  consecutiveErrors: number,
-): number | undefined {
-  if (next === undefined || status === "ok" || job.schedule.kind === "at") return next;
-  const backoff = ERROR_BACKOFF_MS[Math.min(consecutiveErrors, ERROR_BACKOFF_MS.length) - 1] ?? 0;
-  return Math.max(next, endedAt + backoff);
 }
 
 /** `history`/`runNow` of a job id no source defines. */
