@@ -71,6 +71,12 @@ export {
   validateInboundMessage,
 } from "./inbound.ts";
 export {
+  INBOUND_IMAGE_MAX_BYTES,
+  INBOUND_IMAGE_MAX_COUNT,
+  inboundImageOf,
+  sniffImageType,
+} from "./inbound-images.ts";
+export {
   generatePairingCode,
   normalizePairingCode,
   PAIRING_CODE_ALPHABET,

@@ -4,7 +4,7 @@
 // Owns: which media are pictures, the download, the cap and the type check. A picture that cannot be fetched
 // is left out and reported (the message still runs, its `media` still lists it). Does not own the mapping of
 // the update (inbound.ts) or what the gateway does with the images (apps/auto-reply).
-import { ChannelError, type InboundImage, type MediaItem } from "@agent-kernel/channels-core";
+import { ChannelError, type InboundImage, type MediaItem, sniffImageType } from "@agent-kernel/channels-core";
 import { CHANNEL_ID, type TelegramBotApi } from "./bot-api.ts";
 
 /** The kernel's cap on one image (`TURN_IMAGE_MAX_BYTES`, OpenClaw's 6 MiB); Telegram's own download cap is 20 MB. */
@@ -14,17 +14,8 @@ const MAX_IMAGES = 10;
 
 const IMAGE_DOCUMENT_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
-/** The image type the bytes start with (PNG, JPEG, GIF, WebP), or undefined. */
-export function sniffImageType(head: Uint8Array): string | undefined {
-  const starts = (bytes: readonly number[], at = 0) =>
-    bytes.every((byte, index) => head[at + index] === byte);
-  const ascii = (text: string) => [...text].map((char) => char.charCodeAt(0));
-  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
-  if (starts([0xff, 0xd8, 0xff])) return "image/jpeg";
-  if (starts(ascii("GIF87a")) || starts(ascii("GIF89a"))) return "image/gif";
-  if (starts(ascii("RIFF")) && starts(ascii("WEBP"), 8)) return "image/webp";
-  return undefined;
-}
+/** The image type the bytes start with (PNG, JPEG, GIF, WebP), or undefined (channels-core's check). */
+export { sniffImageType };
 
 /** The media items that are pictures the model can take: photos, and documents that claim an image type. */
 export function pictureMedia(media: readonly MediaItem[]): MediaItem[] {
