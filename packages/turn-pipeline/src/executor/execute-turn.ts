@@ -84,8 +84,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     origin: "requested" as const,
   };
 
-  (globalThis as any).__mark?.("0 enter");
-    await store.runs.start({
+  await store.runs.start({
     runId,
     agentId: context.agentId,
     sessionKey: context.sessionKey,
@@ -96,8 +95,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     model: firstCandidate.model,
     thinkingLevel: runtime.thinking.value,
   });
-  (globalThis as any).__mark?.("1 runs.start");
-    log.emit("lifecycle", { phase: "start", entryPoint: request.entryPoint, sessionId: context.sessionId });
+  log.emit("lifecycle", { phase: "start", entryPoint: request.entryPoint, sessionId: context.sessionId });
   const runTrace = RunTrace.start(runId, context, request, firstCandidate);
 
   // Stop causes: the caller's signal, the turn timeout, the stall watchdog. The first one wins.
@@ -118,29 +116,22 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   try {
     // A sandboxed session whose engine cannot start ends here: before anything is stored or sent, and never
     // by running its tools on the host instead.
-    (globalThis as any).__mark?.("2 trace/stopper/limits");
     const toolSandbox = await prepareTurnSandbox(context, log);
     // PostgreSQL: loads (or refreshes) the transcript into memory, fenced by the session's lease when the
     // kernel holds one; the binding check below then sees other processes' entries. A no-op on SQLite.
-    (globalThis as any).__mark?.("3 sandbox");
     await store.loadTranscript(context.agentId, context.sessionId);
-    (globalThis as any).__mark?.("4 loadTranscript");
     const activeBinding = warmSessions.acquire(store, bindingTarget);
     binding = activeBinding;
     activeBinding.deferWrites();
     const sessionManager = activeBinding.sessionManager;
-    (globalThis as any).__mark?.("5 acquire");
     const bootstrapFiles = await resolveBootstrap(context, sessionManager, mode, agentConfig);
     // The session's skills: its recorded snapshot, or one taken now and recorded (skills/snapshot.ts).
-    (globalThis as any).__mark?.("6 bootstrap");
     const skills = resolveSessionSkills(sessionManager, () =>
       buildSkillsSnapshot(config, context.workspaceDir, { stateDir: context.runtime.stateDir }),
     );
     // The listed skills' folders readable (read-only), the catalog naming them where the tools see them.
     const skillAccess = withSkillFolders(toolSandbox, skills);
-    (globalThis as any).__mark?.("7 skills");
     const tools = turnTools(context, skillAccess.sandbox, state.messagingTexts, request.steering);
-    (globalThis as any).__mark?.("8 tools");
     const recovery = new Recovery(turn, sessionManager, firstCandidate);
     const attempts = new AttemptRunner(turn, {
       binding: activeBinding,
@@ -159,8 +150,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       if (!limits.mayStartAttempt()) break;
       // The attempt's writes are stored before each of its model requests and once more when it ends.
       const run = await attempts.run(index, recovery);
-      (globalThis as any).__mark?.("20 attempt.run");
-    const outcome = classifyAttempt(turn, run);
+      const outcome = classifyAttempt(turn, run);
       run.trace.end(outcome);
       // In this order: the store failing, a limit hit, an answer, the caller's abort or the timeout; else a
       // failure to recover from.
@@ -175,12 +165,10 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
       const recovered = await recovery.recover(run, failure.message);
       if (!(await recordFailure(turn, run, outcome, failure, recovered))) break;
     }
-    (globalThis as any).__mark?.("21 classify/end");
     endWithoutAttempt(turn, MAX_ATTEMPTS);
     // The end of the turn: whatever is still held is stored.
     activeBinding.writeThrough();
     settled = true;
-    (globalThis as any).__mark?.("22 writeThrough");
     if (state.status === "ok" && state.answered?.profileId !== undefined) {
       await recordProfileSuccess(store.auth, {
         agentId: context.agentId,
@@ -220,8 +208,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
 
   // The turn's transcript writes are durable only once flushed (PostgreSQL; instant on SQLite): a flush
   // refused (server gone, the session's lease lost) fails the turn instead of reporting an unstored answer.
-  (globalThis as any).__mark?.("23 finally/keep/release");
-    if (binding !== undefined) {
+  if (binding !== undefined) {
     try {
       await flushTranscript(store, binding.transcript);
     } catch (error) {
@@ -233,8 +220,5 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
         `the transcript was not stored: ${error instanceof Error ? error.message : String(error)}`;
     }
   }
-  (globalThis as any).__mark?.("24 flushTranscript");
-    const __r = await runTrace.finish(state, finishRun(turn, firstCandidate));
-  (globalThis as any).__mark?.("25 finishRun");
-  return __r;
+  return runTrace.finish(state, finishRun(turn, firstCandidate));
 }
