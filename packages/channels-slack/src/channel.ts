@@ -2,7 +2,7 @@
 // signatures, refuses stale and replayed requests, answers url_verification, dedupes Slack's retries, and hands
 // each user message to the gateway before acknowledging it; or in Socket Mode over socket-mode.ts, with the
 // same dedupe and accept-then-acknowledge rule; the dedupe survives a restart when given the session store's
-// channel state (handled-log.ts). Outbound over the Web API (mrkdwn, chunking, threads, uploads, edits, rate
+// channel state (handled-log.ts); shared pictures are downloaded into `images` first (inbound-images.ts). Outbound over the Web API (mrkdwn, chunking, threads, uploads, edits, rate
 // limits, at most `maxMessagesPerReply` messages per send with the rest uploaded as reply.md — channels-core's
 // `planReplyMessages` decides). Owns the adapter lifecycle. Does not own the wire client (web-api.ts), the event mapping
 // (normalize.ts), the dialect (mrkdwn.ts), nor access control and routing (channels-core).
@@ -16,7 +16,9 @@ import {
   ChannelError,
   type ChannelStartOptions,
   type ChunkMode,
+  INBOUND_IMAGE_MAX_BYTES,
   type InboundHandler,
+  type InboundMessage,
   type MediaItem,
   type OutboundMessage,
   type OutboundTarget,
@@ -29,11 +31,17 @@ import {
 import { CHANNEL_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
 import { ExpiringSet } from "./expiring-set.ts";
 import { HandledLog, type SlackChannelStateLike, type WorkOutcome } from "./handled-log.ts";
+import { downloadSlackImages } from "./inbound-images.ts";
 import { escapeSlackText, formatSlackChunks, markdownToSlackMrkdwn } from "./mrkdwn.ts";
 import { normalizeSlackEvent, type SlackIdentity } from "./normalize.ts";
 import { SLACK_SIGNATURE_MAX_AGE_SECONDS, verifySlackSignature } from "./signature.ts";
 import { SocketModeClient } from "./socket-mode.ts";
-import { SLACK_CHANNEL_ID, type SlackApiResponse, SlackWebApi } from "./web-api.ts";
+import {
+  DEFAULT_SLACK_API_BASE_URL,
+  SLACK_CHANNEL_ID,
+  type SlackApiResponse,
+  SlackWebApi,
+} from "./web-api.ts";
 
 /** Slack's hard limit on a message's `text`. */
 export const SLACK_MAX_TEXT_LENGTH = 40_000;
@@ -89,6 +97,12 @@ export interface SlackChannelOptions {
   readonly onError?: (error: Error) => void;
   /** The clock of the handled-event dedupe (tests inject one; request timestamps are checked against real time). */
   readonly now?: () => number;
+  /**
+   * Shared pictures (files with an image mimetype) are downloaded with the bot token (scope `files:read`) into
+   * `InboundMessage.images`, each up to this many bytes (default 6 MiB, the kernel's cap; 0: none downloaded).
+   * A picture that cannot be fetched is left out and reported to `onError`.
+   */
+  readonly maxImageBytes?: number;
 }
 
 export interface SlackChannel extends ChannelAdapter {
@@ -260,12 +274,14 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
   const acceptEvent = async (payload: Record<string, unknown>): Promise<WorkOutcome> => {
     if (!identity || !handler) return "failed";
     const teamId = typeof payload.team_id === "string" ? payload.team_id : undefined;
-    const message = normalizeSlackEvent(payload.event, identity, teamId);
-    if (!message) return "ignored";
+    const normalized = normalizeSlackEvent(payload.event, identity, teamId);
+    if (!normalized) return "ignored";
     const onMessage = handler;
-    const key = `message:${message.conversation.chatId}:${message.messageId}`;
+    const key = `message:${normalized.conversation.chatId}:${normalized.messageId}`;
     const accepted = await handled.once(key, async () => {
       try {
+        // Inside the once: a redelivered event does not download its pictures again.
+        const message = await withImages(normalized);
         await onMessage(message);
       } catch {
         return "failed";
@@ -273,6 +289,20 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
       return "handled";
     });
     return accepted ? "handled" : "failed";
+  };
+
+  const maxImageBytes = options.maxImageBytes ?? INBOUND_IMAGE_MAX_BYTES;
+  /** The message with its shared pictures downloaded (`images`), when it has any. */
+  const withImages = async (message: InboundMessage): Promise<InboundMessage> => {
+    if (maxImageBytes <= 0 || !message.media.some((item) => item.kind === "image")) return message;
+    const images = await downloadSlackImages(message.media, {
+      botToken: options.botToken,
+      apiBaseUrl: options.apiBaseUrl ?? DEFAULT_SLACK_API_BASE_URL,
+      maxBytes: maxImageBytes,
+      signal: stopController.signal,
+      onError: (error) => options.onError?.(error),
+    });
+    return images.length > 0 ? { ...message, images } : message;
   };
 
   const postText = async (
