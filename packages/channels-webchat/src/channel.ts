@@ -1,5 +1,6 @@
 // The web chat adapter: a node:http server (loopback unless `allowRemote` is passed) with the chat page, a
-// token-authenticated JSON API for inbound messages and a Server-Sent Events stream per conversation for the
+// token-authenticated JSON API for inbound messages (with attached pictures: inbound-images.ts) and a
+// Server-Sent Events stream per conversation for the
 // replies (`block`, `message`, `typing`, `edit`; heartbeats; `Last-Event-ID` resume). Owns the routes, the
 // token and the adapter lifecycle, and at most `maxMessagesPerReply` messages per send (the page hosts no
 // files: past it the last message says what was left out, channels-core's `planReplyMessages`). Does not own the page itself (page.ts), the event backlog
@@ -24,6 +25,12 @@ import {
 } from "@agent-kernel/channels-core";
 import { type KernelConfig, WEBCHAT_DEFAULTS } from "@agent-kernel/config";
 import { ConversationHub, sseFrame, type WebchatEvent } from "./conversation-hub.ts";
+import {
+  DEFAULT_WEBCHAT_MAX_IMAGE_BYTES,
+  DEFAULT_WEBCHAT_MAX_IMAGES,
+  imageBodyAllowance,
+  parseAttachedImages,
+} from "./inbound-images.ts";
 import { CONTENT_SECURITY_POLICY, PAGE_CSS, PAGE_HTML, PAGE_SCRIPT } from "./page.ts";
 
 export const WEBCHAT_CHANNEL_ID = "webchat";
@@ -56,6 +63,10 @@ export interface WebchatChannelOptions {
    * files, so past it the last message says how much was left out (channels-core `planReplyMessages`).
    */
   readonly maxMessagesPerReply?: number;
+  /** Pictures one message may attach (default 4; 0: none). They reach the model as `InboundMessage.images`. */
+  readonly maxImagesPerMessage?: number;
+  /** Largest attached picture, in bytes (default 6 MiB, the kernel's cap). */
+  readonly maxImageBytes?: number;
 }
 
 export interface WebchatChannel extends ChannelAdapter {
@@ -101,6 +112,11 @@ export function createWebchatChannel(options: WebchatChannelOptions = {}): Webch
   const maxMessagesPerReply = resolveMaxMessagesPerReply(options.maxMessagesPerReply);
   const accountId = options.accountId ?? "default";
   const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const imageLimits = {
+    maxImages: options.maxImagesPerMessage ?? DEFAULT_WEBCHAT_MAX_IMAGES,
+    maxBytes: options.maxImageBytes ?? DEFAULT_WEBCHAT_MAX_IMAGE_BYTES,
+  };
+  const maxBodyBytes = MAX_BODY_BYTES + imageBodyAllowance(imageLimits);
   const hub = new ConversationHub({
     ...(options.backlogSize !== undefined ? { backlogSize: options.backlogSize } : {}),
     ...(options.maxConversations !== undefined ? { maxConversations: options.maxConversations } : {}),
@@ -160,8 +176,8 @@ export function createWebchatChannel(options: WebchatChannelOptions = {}): Webch
   const acceptMessage = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!String(req.headers["content-type"] ?? "").startsWith("application/json"))
       return send(res, 415, { error: "send application/json" });
-    const body = await readBody(req, MAX_BODY_BYTES);
-    if (body === undefined) return send(res, 413, { error: `body larger than ${MAX_BODY_BYTES} bytes` });
+    const body = await readBody(req, maxBodyBytes);
+    if (body === undefined) return send(res, 413, { error: `body larger than ${maxBodyBytes} bytes` });
     let payload: unknown;
     try {
       payload = JSON.parse(body.toString("utf8"));
@@ -170,11 +186,14 @@ export function createWebchatChannel(options: WebchatChannelOptions = {}): Webch
     }
     if (typeof payload !== "object" || payload === null)
       return send(res, 400, { error: "body must be an object" });
-    const { conversationId, text, senderId, senderName } = payload as Record<string, unknown>;
+    const { conversationId, text, senderId, senderName, images } = payload as Record<string, unknown>;
     if (typeof conversationId !== "string" || !CONVERSATION_ID_RE.test(conversationId))
       return send(res, 400, { error: "conversationId must be 1-80 letters, digits, _ or -" });
-    if (typeof text !== "string" || text.trim().length === 0)
-      return send(res, 400, { error: "text must be a non-empty string" });
+    const attached = parseAttachedImages(images, imageLimits);
+    if ("error" in attached) return send(res, 400, { error: attached.error });
+    // A picture may come without words (as a photo without a caption does elsewhere).
+    if (typeof text !== "string" || (text.trim().length === 0 && attached.images.length === 0))
+      return send(res, 400, { error: "text must be a non-empty string (or attach an image)" });
     if (text.length > MAX_INBOUND_TEXT)
       return send(res, 400, { error: `text longer than ${MAX_INBOUND_TEXT} characters` });
     if (senderId !== undefined && (typeof senderId !== "string" || !CONVERSATION_ID_RE.test(senderId)))
@@ -194,10 +213,11 @@ export function createWebchatChannel(options: WebchatChannelOptions = {}): Webch
           ...(typeof senderName === "string" && senderName ? { displayName: senderName } : {}),
         },
         text,
-        media: [],
+        media: attached.media,
         mentions: [],
         mentionsBot: true,
         timestamp: Date.now(),
+        ...(attached.images.length > 0 ? { images: attached.images } : {}),
       });
     } catch {
       return send(res, 503, { error: "message not accepted, try again" });

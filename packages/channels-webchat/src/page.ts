@@ -33,7 +33,10 @@ export const PAGE_HTML = `<!doctype html>
 <header><h1>Agent chat</h1><span id="status" role="status">connecting…</span></header>
 <main id="log" role="log" aria-live="polite" aria-label="Messages"></main>
 <div id="typing" hidden aria-live="polite"><span class="dots" aria-hidden="true"></span> Assistant is typing…</div>
+<div id="attached" hidden aria-live="polite"></div>
 <form id="composer" autocomplete="off">
+<input id="attach" type="file" accept="image/png,image/jpeg,image/gif,image/webp" multiple aria-label="Attach images">
+<label id="attach-button" for="attach" title="Attach images">Image</label>
 <input id="input" name="text" aria-label="Message" placeholder="Write a message" maxlength="20000">
 <button id="send" type="submit" disabled>Send</button>
 </form>
@@ -64,6 +67,12 @@ header h1 { font-size: 1.05rem; margin: 0; }
 #input { flex: 1; padding: .55rem .7rem; font: inherit; border: 1px solid #c7ccd3; border-radius: .5rem; }
 #send { padding: .55rem 1.1rem; font: inherit; border: 0; border-radius: .5rem; background: #1d3557; color: #fff; cursor: pointer; }
 #send:disabled { background: #9aa5b1; cursor: default; }
+#attach { position: absolute; width: 1px; height: 1px; opacity: 0; overflow: hidden; }
+#attach-button { align-self: center; padding: .45rem .7rem; border: 1px solid #c7ccd3; border-radius: .5rem; cursor: pointer; font-size: .85rem; }
+#attach:focus-visible + #attach-button { outline: 2px solid #457b9d; }
+#attached { padding: .3rem 1rem; font-size: .85rem; color: #1d3557; background: #fff; border-top: 1px solid #dde1e6; }
+#attached[hidden] { display: none; }
+.msg .attachment { display: block; font-size: .85rem; opacity: .9; }
 `;
 
 export const PAGE_SCRIPT = `"use strict";
@@ -85,6 +94,8 @@ export const PAGE_SCRIPT = `"use strict";
   var form = document.getElementById("composer");
   var input = document.getElementById("input");
   var sendButton = document.getElementById("send");
+  var attach = document.getElementById("attach");
+  var attachedLine = document.getElementById("attached");
   var lastEventId = "";
   var streamingReply = null;
   var byMessageId = new Map();
@@ -204,24 +215,53 @@ export const PAGE_SCRIPT = `"use strict";
       await wait(1000);
     }
   }
+  function showAttached() {
+    var names = Array.prototype.map.call(attach.files || [], function (file) { return file.name; });
+    attachedLine.textContent = names.length ? "Attached: " + names.join(", ") : "";
+    attachedLine.hidden = names.length === 0;
+  }
+  attach.addEventListener("change", showAttached);
+  // A picture as the API takes it: standard base64 of its bytes (the server checks type and size).
+  async function encodeImage(file) {
+    var bytes = new Uint8Array(await file.arrayBuffer());
+    var binary = "";
+    for (var at = 0; at < bytes.length; at += 0x8000) {
+      binary += String.fromCharCode.apply(null, bytes.subarray(at, at + 0x8000));
+    }
+    return { data: btoa(binary), fileName: file.name };
+  }
   form.addEventListener("submit", async function (event) {
     event.preventDefault();
     var text = input.value.trim();
-    if (!text) return;
+    var files = Array.prototype.slice.call(attach.files || []);
+    if (!text && files.length === 0) return;
     input.value = "";
+    attach.value = "";
+    showAttached();
     var mine = bubble("user", text);
+    files.forEach(function (file) {
+      var note = document.createElement("span");
+      note.className = "attachment";
+      note.textContent = "[image: " + file.name + "]";
+      mine.append(note);
+    });
     try {
+      var body = { conversationId: conversationId, text: text };
+      if (files.length) body.images = await Promise.all(files.map(encodeImage));
       var response = await fetch("/api/messages", {
         method: "POST",
         headers: { authorization: "Bearer " + token, "content-type": "application/json" },
-        body: JSON.stringify({ conversationId: conversationId, text: text }),
+        body: JSON.stringify(body),
       });
-      if (response.status !== 202) throw new Error("HTTP " + response.status);
+      if (response.status !== 202) {
+        var refusal = await response.json().catch(function () { return {}; });
+        throw new Error(refusal.error || "HTTP " + response.status);
+      }
       var accepted = await response.json();
       mine.dataset.messageId = accepted.messageId;
     } catch (error) {
       mine.classList.add("failed");
-      mine.title = "not delivered";
+      mine.title = "not delivered: " + (error && error.message ? error.message : "network error");
     }
   });
   readStream();
