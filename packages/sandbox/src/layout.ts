@@ -57,6 +57,7 @@ export function sandboxLayout(params: {
 
 /** Skill folders mounted read-only under `SKILLS_PATH`, and where each host folder appears inside. */
 export interface SkillFolderMounts {
+  /** One read-only mount per folder, at `/skills/<name>`. */
   readonly mounts: readonly SandboxMount[];
   /** Host folder (as given, resolved) → its path inside (`/skills/<name>`). */
   readonly pathInside: ReadonlyMap<string, string>;
