@@ -119,6 +119,17 @@ export async function runCronCli(
         finished.push(run);
         if (command === "start") io.stderr.write(`[agent-cron] ${runLine(run)}\n`);
       },
+      ...(command === "start"
+        ? {
+            watchJobsFileMs: 1000,
+            onJobsReloaded: (result) =>
+              io.stderr.write(
+                result instanceof Error
+                  ? `[agent-cron] jobs not reloaded, the previous ones stay: ${result.message}\n`
+                  : `[agent-cron] jobs reloaded (added: ${result.added.join(", ") || "-"}; changed: ${result.changed.join(", ") || "-"}; removed: ${result.removed.join(", ") || "-"})\n`,
+              ),
+          }
+        : {}),
     });
     const jobId = rest[0] ?? "";
     switch (command) {

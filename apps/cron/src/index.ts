@@ -10,6 +10,7 @@ export {
   pickLastDeliverablePayload,
 } from "./delivery.ts";
 export { ERROR_BACKOFF_MS } from "./error-backoff.ts";
+export { type CronJobsReload, diffJobs } from "./job-reload.ts";
 export {
   type CronJob,
   CronJobsError,

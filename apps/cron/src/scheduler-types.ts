@@ -4,6 +4,7 @@ import type { KernelConfig } from "@agent-kernel/config";
 import type { AnyKernelStore, KernelOptions, TurnOutcome } from "@agent-kernel/kernel";
 import type { CronClock } from "./clock.ts";
 import type { CronDeliveryChannel, DeliveryResult } from "./delivery.ts";
+import type { CronJobsReload } from "./job-reload.ts";
 import type { CronJob } from "./jobs.ts";
 
 /** A job's stored state (`store.cron.get`). */
@@ -39,6 +40,13 @@ export interface CronSchedulerOptions {
   readonly kernelOptions?: Omit<KernelOptions, "config" | "store" | "now"> | undefined;
   /** Called after every run, with its result. */
   readonly onRunFinished?: ((run: CronRunResult) => void) | undefined;
+  /**
+   * While started, poll the jobs file (every this many ms; `false` or absent: never) and `reload()` when it
+   * changes, so jobs added, edited or removed by `agent-kernel cron …` are picked up without a restart.
+   */
+  readonly watchJobsFileMs?: number | false | undefined;
+  /** Called after each reload the watch did: what changed, or why the file was not taken (old jobs kept). */
+  readonly onJobsReloaded?: ((result: CronJobsReload | Error) => void) | undefined;
 }
 
 export interface CronRunResult {

@@ -19,7 +19,8 @@ import {
 import { type CronClock, systemClock, type TimerHandle } from "./clock.ts";
 import { type CronDeliveryChannel, type DeliveryResult, deliverOutcome } from "./delivery.ts";
 import { withErrorBackoff } from "./error-backoff.ts";
-import { type CronJob, loadCronJobs, type ResolvedCronJob } from "./jobs.ts";
+import { type CronJobsReload, diffJobs, isEmptyReload, watchJobsFile } from "./job-reload.ts";
+import { type CronJob, jobsFilePath, loadCronJobs, type ResolvedCronJob } from "./jobs.ts";
 import { cronPrompt } from "./prompt.ts";
 import { nextRunAfter } from "./schedule.ts";
 import type {
@@ -51,7 +52,9 @@ export class CronScheduler {
   readonly #options: CronSchedulerOptions;
   readonly #config: KernelConfig;
   readonly #clock: CronClock;
-  readonly #jobs: readonly ResolvedCronJob[];
+  #jobs: readonly ResolvedCronJob[];
+  #stopWatching: (() => void) | undefined;
+  #reloading: Promise<CronJobsReload> | undefined;
   readonly #channels: readonly CronDeliveryChannel[];
   readonly #ownsStore: boolean;
   readonly #stateDir: string | undefined;
@@ -74,12 +77,7 @@ export class CronScheduler {
     this.#config = options.config;
     this.#clock = options.clock ?? systemClock();
     this.#stateDir = options.stateDir ?? options.config.store.stateDir;
-    this.#jobs = loadCronJobs({
-      config: options.config,
-      stateDir: this.#stateDir,
-      jobsFile: options.jobsFile,
-      jobs: options.jobs,
-    });
+    this.#jobs = this.#loadJobs();
     this.#channels = options.channels ?? [];
     this.#store = options.store;
     this.#ownsStore = options.store === undefined;
@@ -152,12 +150,28 @@ export class CronScheduler {
     if (!this.#config.cron.enabled) return;
     this.#started = true;
     if (this.#abort.signal.aborted) this.#abort = new AbortController();
+    this.#watchJobs();
     this.#loop();
+  }
+
+  /**
+   * Loads the jobs again (the config's, the jobs file, the program's) and schedules by them from now on: an
+   * added job gets its first slot, a removed one is no longer started (a run in flight finishes), a job whose
+   * schedule changed takes its next slot from the new schedule. A jobs file that does not load throws and
+   * leaves the jobs as they were.
+   */
+  reload(): Promise<CronJobsReload> {
+    const previous = this.#reloading?.catch(() => undefined) ?? Promise.resolve(undefined);
+    const reloading = previous.then(() => this.#reloadOnce());
+    this.#reloading = reloading;
+    return reloading;
   }
 
   /** Stops the loop, aborts runs in flight (stored as aborted) and closes the store it opened. */
   async stop(): Promise<void> {
     this.#started = false;
+    this.#stopWatching?.();
+    this.#stopWatching = undefined;
     if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
     this.#timer = undefined;
     this.#abort.abort();
@@ -188,6 +202,64 @@ export class CronScheduler {
       if (this.#running.size === 0) return;
       await Promise.allSettled([...this.#running.values()]);
     }
+  }
+
+  #loadJobs(): ResolvedCronJob[] {
+    return loadCronJobs({
+      config: this.#config,
+      stateDir: this.#stateDir,
+      jobsFile: this.#options.jobsFile,
+      jobs: this.#options.jobs,
+    });
+  }
+
+  async #reloadOnce(): Promise<CronJobsReload> {
+    const next = this.#loadJobs();
+    const reload = diffJobs(this.#jobs, next);
+    if (isEmptyReload(reload)) return reload;
+    const store = await this.#openStore();
+    const now = this.#clock.now();
+    for (const id of reload.rescheduled) {
+      const resolved = next.find(({ job }) => job.id === id);
+      if (resolved === undefined) continue;
+      const { job } = resolved;
+      // A one-shot time the operator moved runs at its new time even though the job has a state row.
+      const slot = job.schedule.kind === "at" ? Date.parse(job.schedule.at) : nextRunAfter(job.schedule, now);
+      await store.cron.update(
+        job.id,
+        (current) => {
+          // A run in flight sets the next slot when it ends; the slot after that follows the new schedule.
+          if (this.#leaseHeld(job, current, now)) return current;
+          const { nextRunAt: _, ...rest } = current;
+          return { ...rest, agentId: resolved.agentId, ...(slot === undefined ? {} : { nextRunAt: slot }) };
+        },
+        { now },
+      );
+    }
+    this.#jobs = next;
+    if (this.#started) {
+      if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
+      this.#loop();
+    }
+    return reload;
+  }
+
+  #watchJobs(): void {
+    const intervalMs = this.#options.watchJobsFileMs;
+    if (intervalMs === undefined || intervalMs === false || this.#stopWatching !== undefined) return;
+    const path =
+      this.#options.jobsFile === false
+        ? undefined
+        : (this.#options.jobsFile ??
+          (this.#stateDir === undefined ? undefined : jobsFilePath(this.#stateDir)));
+    if (path === undefined) return;
+    this.#stopWatching = watchJobsFile(path, intervalMs, () => {
+      this.reload().then(
+        (reload) => this.#options.onJobsReloaded?.(reload),
+        (error: unknown) =>
+          this.#options.onJobsReloaded?.(error instanceof Error ? error : new Error(String(error))),
+      );
+    });
   }
 
   #job(jobId: string): ResolvedCronJob {

@@ -19,7 +19,7 @@ import {
 } from "@agent-kernel/auto-reply";
 import type { ChannelAdapter } from "@agent-kernel/channels-core";
 import type { KernelConfig } from "@agent-kernel/config";
-import { type CronScheduler, createCronScheduler } from "@agent-kernel/cron";
+import { type CronJobsReload, type CronScheduler, createCronScheduler } from "@agent-kernel/cron";
 import { createFollowupRunner, type FollowupRunner } from "@agent-kernel/followup";
 import {
   type AnyKernelStore,
@@ -48,6 +48,8 @@ export interface GatewayDaemonOptions {
    * `agent-kernel` command) while the daemon runs (ms). Default 2000.
    */
   readonly queuePollMs?: number;
+  /** How often the cron jobs file is looked at for edits (ms). Default 1000. */
+  readonly jobsWatchMs?: number;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -142,6 +144,15 @@ export async function runGatewayDaemon(options: GatewayDaemonOptions): Promise<n
           `cron ${run.jobId}: ${run.status}${run.runId ? ` run ${run.runId}` : ""}${run.delivery === undefined ? "" : `, delivery ${describeDelivery(run.delivery)}`}${run.error ? ` (${run.error})` : ""}`,
           { event: "cron", jobId: run.jobId, status: run.status, runId: run.runId },
         ),
+      // `agent-kernel cron add|rm|enable|disable` rewrite the jobs file: picked up without a restart.
+      watchJobsFileMs: options.jobsWatchMs ?? 1000,
+      onJobsReloaded: (result) => {
+        if (result instanceof Error)
+          log.error(`cron jobs not reloaded, the previous ones stay: ${result.message}`, {
+            event: "cron-reload",
+          });
+        else log.info(`cron jobs reloaded: ${describeReload(result)}`, { event: "cron-reload", ...result });
+      },
     });
     scheduler.start();
     const jobs = await scheduler.list();
@@ -215,6 +226,16 @@ export async function runGatewayDaemon(options: GatewayDaemonOptions): Promise<n
     releaseLock();
     log.info("stopped", { event: "stopped" });
   }
+}
+
+function describeReload(reload: CronJobsReload): string {
+  const parts = [
+    ["added", reload.added],
+    ["changed", reload.changed],
+    ["removed", reload.removed],
+  ] as const;
+  const said = parts.filter(([, ids]) => ids.length > 0).map(([what, ids]) => `${what} ${ids.join(", ")}`);
+  return said.length > 0 ? said.join("; ") : "nothing changed";
 }
 
 function describeDelivery(delivery: unknown): string {

@@ -124,6 +124,7 @@ describe("agent-kernel gateway: channels, cron and the follow-up queue in one pr
         const texts = userTexts(request);
         const last = texts.at(-1) ?? "";
         if (last.includes("cron ping")) return reply("CRON-DELIVERED heartbeat");
+        if (last.includes("cron added ping")) return reply("CRON-ADDED while running");
         if (last.includes("hello from chromium")) return reply("WEB-REPLY from the gateway");
         if (last.includes("hi again")) return reply("TG-REPLY welcome aboard");
         if (last.includes("STEER: also say banana")) return reply("BANANA: the steered answer");
@@ -233,6 +234,36 @@ describe("agent-kernel gateway: channels, cron and the follow-up queue in one pr
       logged,
     );
     expect(output).toMatch(/cron heartbeat: ok run \S+, delivery sent to slack:C0CRON/);
+  }, 120_000);
+
+  it("picks up a job `agent-kernel cron add` writes while it runs, and drops it after `cron rm`, without a restart", async () => {
+    const cron = (...args: string[]) =>
+      runToEnd(["--conditions=@agent-kernel/source", UMBRELLA_MAIN, "cron", ...args, ...common()]);
+    const added = await cron(
+      "add",
+      "added",
+      "--every",
+      "3",
+      "-m",
+      "cron added ping",
+      "--channel",
+      "slack",
+      "--to",
+      "C0ADDED",
+    );
+    expect(added.code, added.stderr).toBe(0);
+    await until("the reload line", () => output.includes("cron jobs reloaded: added added"), logged);
+    await until(
+      "the added job's delivery",
+      () =>
+        slack.messages.some(
+          (message) => message.channel === "C0ADDED" && message.text.includes("CRON-ADDED"),
+        ),
+      logged,
+    );
+    const removed = await cron("rm", "added");
+    expect(removed.code, removed.stderr).toBe(0);
+    await until("the second reload line", () => output.includes("cron jobs reloaded: removed added"), logged);
   }, 120_000);
 
   it("answers in the web chat page in Chromium, and logs the turn in one line", async () => {

@@ -109,7 +109,7 @@ export async function runCron(argv: readonly string[], io: CliIo, signal?: Abort
   }
   checkAndWrite(context, file, jobs);
   const what = { add: "added", rm: "removed", enable: "enabled", disable: "disabled" }[edit];
-  line(io.stdout, `Job "${id}" ${what} (${file}). A running gateway picks it up at its next start.`);
+  line(io.stdout, `Job "${id}" ${what} (${file}). A running gateway (or agent-cron start) picks it up within a few seconds.`);
   return EXIT.ok;
 }
 
