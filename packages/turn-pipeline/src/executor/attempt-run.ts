@@ -24,8 +24,8 @@ import type { Recovery } from "./recovery.ts";
 import { storageFailureOf } from "./storage-failure.ts";
 import {
   type BootstrapFile,
-  buildKernelSystemPrompt,
   kernelPromptSettings,
+  kernelSystemPromptFor,
   systemPromptHash,
 } from "./system-prompt.ts";
 import type { AttemptTrace, RunTrace } from "./tracing.ts";
@@ -77,6 +77,23 @@ export interface AttemptRun {
   readonly trace: AttemptTrace;
 }
 
+/** Each AgentSession's system prompt hash (pi renders the prompt anew, ≈ 10 KB, every time it is asked). */
+const promptHashes = new WeakMap<AgentSession, string>();
+
+/**
+ * The sha256 of the whole system prompt `session` sends, worked out once per session: a session's prompt is
+ * made from its shape (warm-agent-sessions.ts), which does not change while the session lives — a changed
+ * prompt is a new session.
+ */
+function sessionPromptHash(session: AgentSession): string {
+  let hash = promptHashes.get(session);
+  if (hash === undefined) {
+    hash = systemPromptHash(session.systemPrompt);
+    promptHashes.set(session, hash);
+  }
+  return hash;
+}
+
 export class AttemptRunner {
   readonly #turn: TurnScope;
   readonly #inputs: AttemptInputs;
@@ -116,7 +133,8 @@ export class AttemptRunner {
       model,
       thinkingLevel: toPiThinkingLevel(level),
       tools,
-      systemPrompt: buildKernelSystemPrompt({
+      // Built again only when something it says changed (a warm session's turns send the same prompt).
+      systemPrompt: kernelSystemPromptFor(sessionManager, {
         mode,
         workspaceDir: toolSandbox.sandboxed ? toolSandbox.cwd : context.workspaceDir,
         ...(toolSandbox.sandboxed ? { sandbox: sandboxPromptFacts(toolSandbox) } : {}),
@@ -196,7 +214,7 @@ export class AttemptRunner {
       thinkingLevel: level,
       ...(profileId === undefined ? {} : { authProfileId: profileId }),
       // The whole system prompt pi sends (preamble, extra prompt, project context): replay can tell it changed.
-      systemPromptHash: systemPromptHash(session.systemPrompt),
+      systemPromptHash: sessionPromptHash(session),
       // What pictures this attempt's requests carry (their bytes are in no record: prompt-local).
       ...(imageBlocks.images.length === 0
         ? {}

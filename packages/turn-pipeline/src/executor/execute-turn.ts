@@ -131,7 +131,14 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     );
     // The listed skills' folders readable (read-only), the catalog naming them where the tools see them.
     const skillAccess = withSkillFolders(toolSandbox, skills);
-    const tools = turnTools(context, skillAccess.sandbox, state.messagingTexts, request.steering);
+    // The session's last tools while nothing they are made from changed (the same objects keep its AgentSession warm).
+    const tools = turnTools(
+      context,
+      skillAccess.sandbox,
+      state.messagingTexts,
+      request.steering,
+      sessionManager,
+    );
     const recovery = new Recovery(turn, sessionManager, firstCandidate);
     const attempts = new AttemptRunner(turn, {
       binding: activeBinding,

@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import { arch, platform, version } from "node:process";
 import { type KernelConfig, resolveAgentConfig } from "@agent-kernel/config";
 import { SILENT_REPLY_TOKEN } from "../streaming/index.ts";
+import { sameValue } from "./same-value.ts";
 
 export {
   BOOTSTRAP_ENTRY_TYPE,
@@ -121,6 +122,22 @@ export function kernelPromptSettings(
     reasoningLevel: agent?.reasoningDefault ?? config.agents.defaults.reasoningDefault,
     modelAliases,
   };
+}
+
+/** The last prompt built for each holder (a session's pi manager) and the input it was built from. */
+const lastPrompts = new WeakMap<object, { readonly input: KernelPromptInput; readonly prompt: string }>();
+
+/**
+ * `buildKernelSystemPrompt(input)`, built again only when the input differs from the one `holder` (a session's
+ * pi manager) last asked with: a warm session's turns send the same prompt, and handing back the very same
+ * string lets the warm-session check and the prompt's hash see it is unchanged without reading ≈ 10 KB.
+ */
+export function kernelSystemPromptFor(holder: object, input: KernelPromptInput): string {
+  const last = lastPrompts.get(holder);
+  if (last !== undefined && sameValue(last.input, input)) return last.prompt;
+  const prompt = buildKernelSystemPrompt(input);
+  lastPrompts.set(holder, { input, prompt });
+  return prompt;
 }
 
 /** The preamble: the sections of the kernel's own prompt. Deterministic for the same input. */

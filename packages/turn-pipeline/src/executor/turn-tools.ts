@@ -15,6 +15,7 @@ import {
   type ToolSandbox,
 } from "../tools/index.ts";
 import type { TurnEventLog } from "./event-bridge.ts";
+import { sameValue } from "./same-value.ts";
 import { type SteerHandle, steerableTools } from "./steering.ts";
 import type { TurnContext } from "./types.ts";
 
@@ -32,26 +33,81 @@ export async function prepareTurnSandbox(context: TurnContext, log: TurnEventLog
   return toolSandbox;
 }
 
+/** What a session's last turn got its tools from, the tools, and where its `message` tool's texts go. */
+interface SessionTools {
+  readonly inputs: readonly unknown[];
+  readonly tools: readonly ToolDefinition[];
+  /** The texts the `message` tool sent go to the current turn's list (turns of a session run one at a time). */
+  readonly sent: { texts: string[] };
+}
+
+/** Each session's tools (keyed by its pi manager, so they go with the warm binding), see `turnTools`. */
+const toolsBySession = new WeakMap<object, SessionTools>();
+
 /**
  * The turn's tools under its policy; what the `message` tool sends is added to `messagingTexts`. With a steer
  * handle, each call is checked against it first (steering.ts: a steered message skips the rest of the assistant
- * message's calls).
+ * message's calls). Given `session` (the session's pi manager), the list its last turn got is handed back,
+ * the very same tool objects, while everything the tools are made from is the same: a warm session's turn
+ * neither rebuilds nor re-wraps them, and a session with a delivery sink keeps its AgentSession warm too
+ * (its `message` tool reports to whichever turn is running).
  */
 export function turnTools(
   context: TurnContext,
   toolSandbox: ToolSandbox,
   messagingTexts: string[],
   steering?: SteerHandle,
-): ToolDefinition[] {
+  session?: object,
+): readonly ToolDefinition[] {
   // A reset gave the key a new session: the old session's background commands end with it.
   noteSessionTurn(context.agentId, context.sessionKey, context.sessionId);
+  const inputs = toolInputs(context, toolSandbox);
+  let current = session === undefined ? undefined : toolsBySession.get(session);
+  if (current !== undefined && sameValue(current.inputs, inputs)) {
+    current.sent.texts = messagingTexts;
+  } else {
+    const sent = { texts: messagingTexts };
+    current = { inputs, tools: buildTurnTools(context, toolSandbox, sent), sent };
+    if (session !== undefined) toolsBySession.set(session, current);
+  }
+  return steering ? steerableTools(current.tools, steering) : current.tools;
+}
+
+/**
+ * Everything `buildTurnTools` reads from a turn, cheap to compare: plain values by value, the store, sink,
+ * policy, engine and caller tools by identity (sameValue).
+ */
+function toolInputs(context: TurnContext, toolSandbox: ToolSandbox): readonly unknown[] {
+  return [
+    context.store,
+    context.workspaceDir,
+    context.agentId,
+    context.sessionId,
+    context.deliverySink,
+    context.exec?.timeoutSeconds,
+    context.exec?.maxOutputBytes,
+    toolSandbox,
+    context.config.tools.web?.fetch,
+    context.config.tools.exec,
+    applyPatchOffered(context),
+    memoryOffered(context),
+    context.toolPolicy,
+    context.extraTools,
+  ];
+}
+
+function buildTurnTools(
+  context: TurnContext,
+  toolSandbox: ToolSandbox,
+  sent: { texts: string[] },
+): ToolDefinition[] {
   const tools = defaultTools.toolsFor(
     {
       workspaceDir: context.workspaceDir,
       agentId: context.agentId,
       store: context.store,
       messageSink: context.deliverySink,
-      onMessageSent: (text) => messagingTexts.push(text),
+      onMessageSent: (text) => sent.texts.push(text),
       execTimeoutSeconds: context.exec?.timeoutSeconds,
       execMaxOutputBytes: context.exec?.maxOutputBytes,
       sandbox: toolSandbox,
@@ -65,7 +121,7 @@ export function turnTools(
   );
   if (context.extraTools !== undefined && context.extraTools.length > 0)
     tools.push(...extraToolsUnder(context.extraTools, context.toolPolicy));
-  return steering ? steerableTools(tools, steering) : tools;
+  return tools;
 }
 
 /** Each caller-added tool under each policy: wrapped once (null: filtered out), as the default tools are. */

@@ -113,9 +113,21 @@ export function snapshotOf(report: SkillsReport, config: KernelConfig): SkillsSn
   };
 }
 
+/** Each recorded snapshot's data, read back once (null: not a snapshot); a warm session asks every turn. */
+const readBack = new WeakMap<object, SkillsSnapshot | null>();
+
 /** A recorded snapshot read back, or undefined when the data is not one (a damaged record is rebuilt). */
 export function recordedSkillsSnapshot(data: unknown): SkillsSnapshot | undefined {
   if (typeof data !== "object" || data === null) return undefined;
+  let snapshot = readBack.get(data);
+  if (snapshot === undefined) {
+    snapshot = readSnapshot(data) ?? null;
+    readBack.set(data, snapshot);
+  }
+  return snapshot ?? undefined;
+}
+
+function readSnapshot(data: object): SkillsSnapshot | undefined {
   const { version, skills, prompt } = data as Record<string, unknown>;
   if (version !== SNAPSHOT_VERSION || typeof prompt !== "string" || !Array.isArray(skills)) return undefined;
   const valid = skills.every(
