@@ -26,14 +26,20 @@ const skills = [
 const snapshot = { skills, prompt: formatSkillsCatalog(skills).prompt };
 
 describe("withSkillFolders", () => {
-  it("unsandboxed: adds only the existing folders outside the workspace, read-only, and keeps the catalog", () => {
+  it("unsandboxed: adds the folders outside the workspace, read-only, and keeps the catalog", () => {
     const host = hostToolSandbox(workspace);
     const { sandbox, skillsPrompt } = withSkillFolders(host, snapshot);
+    // A removed skill's folder is added too: in the host view a missing mount only says "not available".
     expect(sandbox.mounts).toEqual([
       ...host.mounts,
       { path: join(managed, "a&b"), hostPath: join(managed, "a&b"), writable: false },
+      { path: join(managed, "gone"), hostPath: join(managed, "gone"), writable: false },
     ]);
     expect(skillsPrompt).toBe(snapshot.prompt);
+    // The next turn of the session gets the same answer (from the cache), its own sandbox object untouched.
+    const again = withSkillFolders(hostToolSandbox(workspace), snapshot);
+    expect(again.sandbox.mounts).toEqual(sandbox.mounts);
+    expect(host.mounts).toHaveLength(1);
   });
 
   it("sandboxed: mounts every existing folder under /skills and moves the catalog's locations there", () => {

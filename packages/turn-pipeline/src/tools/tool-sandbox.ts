@@ -185,15 +185,40 @@ const isDirectory = (path: string): boolean => {
  * already in a mount (a workspace skill) is left to it. Sandboxed, each folder is mounted at `/skills/<name>`
  * (@agent-kernel/sandbox's `skillFolderMounts`) and the catalog's `<location>`s are rewritten to those paths:
  * the host paths do not exist in there. A folder missing on the host (a skill removed since the session's
- * snapshot) is not added — a bind of a missing folder would fail every sandboxed command.
+ * snapshot) is not mounted there — a bind of a missing folder would fail every sandboxed command.
  */
 export function withSkillFolders(sandbox: ToolSandbox, skills: SessionSkillFiles): SkillReadAccess {
   if (skills.skills.length === 0) return { sandbox, skillsPrompt: skills.prompt };
+  if (sandbox.sandboxed) return skillFoldersFor(sandbox, skills);
+  // Unsandboxed, the answer is a function of the mounts and the snapshot alone: a warm session asks each turn.
+  const mountsKey = sandbox.mounts
+    .map((mount) => `${mount.path}\u0000${mount.hostPath}\u0000${mount.writable}`)
+    .join("\u0001");
+  const key = `${mountsKey}\u0002${skills.prompt}`;
+  let added = hostSkillMounts.get(key);
+  if (added === undefined) {
+    added = skillFoldersFor(sandbox, skills).sandbox.mounts.slice(sandbox.mounts.length);
+    if (hostSkillMounts.size >= MAX_CACHED_SKILL_VIEWS) hostSkillMounts.clear();
+    hostSkillMounts.set(key, added);
+  }
+  return added.length === 0
+    ? { sandbox, skillsPrompt: skills.prompt }
+    : { sandbox: { ...sandbox, mounts: [...sandbox.mounts, ...added] }, skillsPrompt: skills.prompt };
+}
+
+/** Skill mounts of unsandboxed views, by the view's mounts and the catalog (bounded: cleared when full). */
+const hostSkillMounts = new Map<string, readonly ToolSandbox["mounts"][number][]>();
+const MAX_CACHED_SKILL_VIEWS = 256;
+
+function skillFoldersFor(sandbox: ToolSandbox, skills: SessionSkillFiles): SkillReadAccess {
+  // Unsandboxed, a missing folder is harmless in the view (a read there says it is not available), so no
+  // filesystem call is made on the turn's path; a sandbox would fail every command binding one.
   const folders = [...new Set(skills.skills.map((skill) => dirname(resolve(skill.filePath))))].filter(
     (folder) =>
       folder !== "/" &&
-      (sandbox.sandboxed || !sandbox.mounts.some((mount) => isWithin(mount.path, folder))) &&
-      isDirectory(folder),
+      (sandbox.sandboxed
+        ? isDirectory(folder)
+        : !sandbox.mounts.some((mount) => isWithin(mount.path, folder))),
   );
   if (folders.length === 0) return { sandbox, skillsPrompt: skills.prompt };
   if (!sandbox.sandboxed) {
