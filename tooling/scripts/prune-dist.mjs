@@ -23,6 +23,12 @@ const outDir = join(packageDir, compilerOptions.outDir ?? "dist");
 if (!existsSync(outDir)) process.exit(0);
 
 const TSC_OUTPUT = /(\.d\.ts\.map|\.d\.ts|\.js\.map|\.js)$/;
+// A bundled command (bundle-bin.mjs, run after this) lists its files in dist/bundle.json and replaces them itself.
+const BUNDLE_LIST = "bundle.json";
+const bundleListPath = join(outDir, BUNDLE_LIST);
+const bundled = new Set(
+  existsSync(bundleListPath) ? JSON.parse(readFileSync(bundleListPath, "utf8")).outputs : [],
+);
 const removed = [];
 const directories = [];
 for (const entry of readdirSync(outDir, { recursive: true, withFileTypes: true })) {
@@ -32,6 +38,7 @@ for (const entry of readdirSync(outDir, { recursive: true, withFileTypes: true }
     continue;
   }
   const output = relative(outDir, path);
+  if (output === BUNDLE_LIST || bundled.has(output)) continue;
   const base = output.replace(TSC_OUTPUT, "");
   const emitted = base !== output && !base.endsWith(".test") && existsSync(join(rootDir, `${base}.ts`));
   if (emitted) continue;
