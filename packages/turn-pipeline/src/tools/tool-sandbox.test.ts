@@ -1,5 +1,5 @@
 // withSkillFolders: which skill folders a turn's view gains, and the catalog's locations in a sandbox.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -59,6 +59,37 @@ describe("withSkillFolders", () => {
     expect(skillsPrompt).not.toContain(`<location>${workspace}`);
     // A removed skill keeps its (unreadable) host path rather than a mount that would break every command.
     expect(skillsPrompt).toContain(`<location>${join(managed, "gone", "SKILL.md")}</location>`);
+  });
+
+  it("sandboxed with the agent workspace mounted: a workspace skill is named there, never bound again", () => {
+    const secret = join(root, "secret");
+    mkdirSync(secret, { recursive: true });
+    writeFileSync(join(secret, "SKILL.md"), "private\n");
+    // What a sandboxed command could plant in the writable workspace between turns: a link to a host folder.
+    symlinkSync(secret, join(workspace, "skills", "planted"));
+    const planted = {
+      name: "planted",
+      description: "d",
+      filePath: join(workspace, "skills", "planted", "SKILL.md"),
+    };
+    const withPlanted = [...skills, planted];
+    const rw: ToolSandbox = {
+      ...hostToolSandbox(workspace),
+      sandboxed: true,
+      cwd: "/workspace",
+      mounts: [{ path: "/workspace", hostPath: workspace, writable: true }],
+    };
+    const { sandbox, skillsPrompt } = withSkillFolders(rw, {
+      skills: withPlanted,
+      prompt: formatSkillsCatalog(withPlanted).prompt,
+    });
+    expect(sandbox.mounts.slice(1)).toEqual([
+      { path: "/skills/a_b", hostPath: join(managed, "a&b"), writable: false },
+    ]);
+    expect(sandbox.mounts.some((mount) => mount.hostPath === secret)).toBe(false);
+    expect(skillsPrompt).toContain("<location>/workspace/skills/local/SKILL.md</location>");
+    expect(skillsPrompt).toContain("<location>/workspace/skills/planted/SKILL.md</location>");
+    expect(skillsPrompt).toContain("<location>/skills/a_b/SKILL.md</location>");
   });
 
   it("a session without skills gets its sandbox unchanged", () => {

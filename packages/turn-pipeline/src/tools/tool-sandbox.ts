@@ -4,8 +4,8 @@
 // before any model call when its engine cannot start (never falling back to the host). Also creates the
 // scope's sandbox workspace, and adds the session's skill folders to the view, read-only (`withSkillFolders`). Does not own: the engines (@agent-kernel/sandbox) or deciding whether a
 // session is sandboxed (runtime-resolver).
-import { statSync } from "node:fs";
-import { basename, dirname, resolve } from "node:path";
+import { realpathSync, statSync } from "node:fs";
+import { basename, dirname, relative, resolve, sep } from "node:path";
 import { AGENT_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
 import type { SandboxContext } from "@agent-kernel/runtime-resolver";
 import {
@@ -182,10 +182,11 @@ const isDirectory = (path: string): boolean => {
  * The sandbox with exactly the listed skills' folders (each SKILL.md's folder: the file and what it refers to
  * beside it) added read-only, so `read` (and a sandboxed `exec`) reach them and nothing else outside the
  * workspace. Unsandboxed, a folder is added at its own host path (the catalog's path works as it is); one
- * already in a mount (a workspace skill) is left to it. Sandboxed, each folder is mounted at `/skills/<name>`
- * (@agent-kernel/sandbox's `skillFolderMounts`) and the catalog's `<location>`s are rewritten to those paths:
- * the host paths do not exist in there. A folder missing on the host (a skill removed since the session's
- * snapshot) is not mounted there — a bind of a missing folder would fail every sandboxed command.
+ * already in a mount (a workspace skill) is left to it. Sandboxed, the catalog's `<location>`s are rewritten to
+ * where the sandbox sees each file (the host paths do not exist in there): a folder under a mounted directory
+ * (a workspace skill with the agent workspace mounted) is named there; any other is mounted read-only at
+ * `/skills/<name>` (@agent-kernel/sandbox's `skillFolderMounts`) — unless it is missing on the host (a skill
+ * removed since the session's snapshot: a bind of a missing folder would fail every sandboxed command).
  */
 export function withSkillFolders(sandbox: ToolSandbox, skills: SessionSkillFiles): SkillReadAccess {
   if (skills.skills.length === 0) return { sandbox, skillsPrompt: skills.prompt };
@@ -211,29 +212,69 @@ const hostSkillMounts = new Map<string, readonly ToolSandbox["mounts"][number][]
 const MAX_CACHED_SKILL_VIEWS = 256;
 
 function skillFoldersFor(sandbox: ToolSandbox, skills: SessionSkillFiles): SkillReadAccess {
-  // Unsandboxed, a missing folder is harmless in the view (a read there says it is not available), so no
-  // filesystem call is made on the turn's path; a sandbox would fail every command binding one.
   const folders = [...new Set(skills.skills.map((skill) => dirname(resolve(skill.filePath))))].filter(
-    (folder) =>
-      folder !== "/" &&
-      (sandbox.sandboxed
-        ? isDirectory(folder)
-        : !sandbox.mounts.some((mount) => isWithin(mount.path, folder))),
+    (folder) => folder !== "/",
   );
-  if (folders.length === 0) return { sandbox, skillsPrompt: skills.prompt };
   if (!sandbox.sandboxed) {
-    const mounts = folders.map((folder) => ({ path: folder, hostPath: folder, writable: false }));
-    return { sandbox: { ...sandbox, mounts: [...sandbox.mounts, ...mounts] }, skillsPrompt: skills.prompt };
+    // Unsandboxed, a missing folder is harmless in the view (a read there says it is not available), so no
+    // filesystem call is made on the turn's path.
+    const mounts = folders
+      .filter((folder) => !sandbox.mounts.some((mount) => isWithin(mount.path, folder)))
+      .map((folder) => ({ path: folder, hostPath: folder, writable: false }));
+    return mounts.length === 0
+      ? { sandbox, skillsPrompt: skills.prompt }
+      : { sandbox: { ...sandbox, mounts: [...sandbox.mounts, ...mounts] }, skillsPrompt: skills.prompt };
   }
-  const { mounts, pathInside } = skillFolderMounts(folders);
+  // Sandboxed. A folder the sandbox already sees (a workspace skill under a mounted workspace) is named where it
+  // is seen: never bound again, since the sandbox could have swapped that path for a link to any host folder
+  // (bwrap follows a bind's source on the host). Only folders outside every mount — which no sandboxed command
+  // can change — are bound, at /skills/<name>; one missing on the host is left out (its bind would fail every
+  // command).
+  const seenAt = new Map<string, string>();
+  const toBind: string[] = [];
+  for (const folder of folders) {
+    const inside = pathInMounts(sandbox.mounts, folder);
+    if (inside !== undefined) seenAt.set(folder, inside);
+    else if (isDirectory(folder)) toBind.push(folder);
+  }
+  const { mounts, pathInside } = skillFolderMounts(toBind);
   const moves = new Map<string, string>();
   for (const skill of skills.skills) {
     const file = resolve(skill.filePath);
-    const inside = pathInside.get(dirname(file));
-    if (inside !== undefined) moves.set(skill.filePath, `${inside}/${basename(file)}`);
+    const at = seenAt.get(dirname(file)) ?? pathInside.get(dirname(file));
+    if (at !== undefined) moves.set(skill.filePath, `${at}/${basename(file)}`);
   }
   return {
-    sandbox: { ...sandbox, mounts: [...sandbox.mounts, ...mounts] },
+    sandbox: mounts.length === 0 ? sandbox : { ...sandbox, mounts: [...sandbox.mounts, ...mounts] },
     skillsPrompt: relocateSkillsCatalog(skills.prompt, moves),
   };
 }
+
+/**
+ * Where a host folder is inside the sandbox when a mount holds it — by its spelling, else by its real path (a
+ * link planted on the way leads elsewhere on the host, and is then no reason to bind it) — or undefined.
+ */
+function pathInMounts(mounts: ToolSandbox["mounts"], folder: string): string | undefined {
+  const real = realpathOrSelf(folder);
+  let best: { readonly path: string; readonly rel: string; readonly depth: number } | undefined;
+  for (const mount of mounts) {
+    for (const [root, candidate] of [
+      [resolve(mount.hostPath), folder],
+      [realpathOrSelf(mount.hostPath), real],
+    ] as const) {
+      if (!isWithin(root, candidate)) continue;
+      if (best === undefined || root.length > best.depth)
+        best = { path: mount.path, rel: relative(root, candidate), depth: root.length };
+    }
+  }
+  if (best === undefined) return undefined;
+  return best.rel === "" ? best.path : `${best.path.replace(/\/+$/, "")}/${best.rel.split(sep).join("/")}`;
+}
+
+const realpathOrSelf = (path: string): string => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+};

@@ -3,8 +3,9 @@
 // it, with `read` at exactly the listed location — on the host and in a bubblewrap sandbox (where the folder is
 // mounted read-only at /skills/<name>). A path next to the skill folder that is not a loaded skill's is still
 // refused, and the skill cannot be written.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SANDBOX_HOST_ID } from "@agent-kernel/sandbox";
 import { resolveToolPolicy } from "@agent-kernel/tool-policy";
 import {
   type Context,
@@ -87,6 +88,7 @@ async function turnCalling(
   sessionKey: string,
   calls: (location: string) => readonly { readonly tool: string; readonly args: Record<string, unknown> }[],
   overrides: Parameters<Harness["context"]>[1] = {},
+  onFirstRequest?: (ctx: Context) => void,
 ): Promise<{ location: string; results: ToolResult[] }> {
   let location = "";
   const results: ToolResult[] = [];
@@ -96,6 +98,7 @@ async function turnCalling(
       location =
         /<name>weather<\/name>[\s\S]*?<location>([^<]*)<\/location>/.exec(systemPromptOf(ctx))?.[1] ?? "";
       planned = calls(location);
+      onFirstRequest?.(ctx);
     } else {
       const result = lastResultOf(ctx);
       if (result !== undefined) results.push(result);
@@ -179,5 +182,82 @@ describe("a managed skill read by the model through `read`", () => {
     }
     expect(results[6]).toMatchObject({ toolName: "write", isError: true });
     expect(readFileSync(join(managed, "weather", "SKILL.md"), "utf8")).toBe(SKILL_TEXT);
+  }, 120_000);
+
+  it("in a sandbox with the agent workspace mounted: a workspace skill is read where it is, and a link planted in its place leads nowhere on the host", async () => {
+    const harness = await harnessWithManagedSkill({ mode: "all", scope: "session", workspaceAccess: "rw" });
+    const skillDir = join(harness.workspaceDir, "skills", "local-weather");
+    mkdirSync(skillDir, { recursive: true });
+    writeFileSync(
+      join(skillDir, "SKILL.md"),
+      "---\nname: local-weather\ndescription: Local.\n---\nThe workspace's own.\n",
+    );
+    const secretDir = join(harness.root, "host-secret");
+    mkdirSync(secretDir, { recursive: true });
+    writeFileSync(join(secretDir, "SKILL.md"), "host secret\n");
+    // A root gateway runs a read-write workspace's commands as the workspace's owner, never root.
+    if (process.getuid?.() === 0) {
+      for (const dir of [harness.workspaceDir, join(harness.workspaceDir, "skills"), skillDir])
+        chownSync(dir, SANDBOX_HOST_ID, SANDBOX_HOST_ID);
+      chownSync(join(skillDir, "SKILL.md"), SANDBOX_HOST_ID, SANDBOX_HOST_ID);
+    }
+    const toolPolicy = resolveToolPolicy(harness.config, {
+      agentId: "main",
+      modelProvider: "faux",
+      modelId: "faux-1",
+      sandboxed: true,
+    });
+    const overrides = { overrides: { toolPolicy } };
+    const locationOf = (name: string) => (ctx: Context) =>
+      new RegExp(`<name>${name}</name>[\\s\\S]*?<location>([^<]*)</location>`).exec(
+        systemPromptOf(ctx),
+      )?.[1] ?? "";
+    let localLocation = "";
+    const first = await turnCalling(
+      harness,
+      "agent:main:rw",
+      (managedLocation) => [
+        { tool: "read", args: { path: managedLocation } },
+        { tool: "read", args: { path: "/workspace/skills/local-weather/SKILL.md" } },
+        // Swap the skill's folder for a link to a host folder (the link's text is a host path).
+        {
+          tool: "exec",
+          args: { command: `rm -rf skills/local-weather && ln -s ${secretDir} skills/local-weather` },
+        },
+      ],
+      overrides,
+      (ctx) => {
+        localLocation = locationOf("local-weather")(ctx);
+      },
+    );
+    expect(first.location).toBe("/skills/weather/SKILL.md");
+    expect(localLocation).toBe("/workspace/skills/local-weather/SKILL.md");
+    expect(first.results[0]).toMatchObject({
+      isError: false,
+      text: expect.stringContaining("Read forecast.txt"),
+    });
+    expect(first.results[1]).toMatchObject({
+      isError: false,
+      text: expect.stringContaining("The workspace's own."),
+    });
+    expect(first.results[2]).toMatchObject({ toolName: "exec", isError: false });
+
+    // The next turn of the session lists the same skills (its snapshot); the planted link is not bound.
+    const second = await turnCalling(
+      harness,
+      "agent:main:rw",
+      () => [
+        { tool: "read", args: { path: "/workspace/skills/local-weather/SKILL.md" } },
+        {
+          tool: "exec",
+          args: { command: "cat /workspace/skills/local-weather/SKILL.md /skills/*/SKILL.md; ls /skills" },
+        },
+      ],
+      overrides,
+    );
+    expect(second.results[0]).toMatchObject({ toolName: "read", isError: true });
+    expect(second.results[1]?.text).not.toContain("host secret");
+    expect(second.results[1]?.text).toContain("Read forecast.txt beside me.");
+    expect(second.results.map((result) => result.text).join("\n")).not.toContain("host secret");
   }, 120_000);
 });
