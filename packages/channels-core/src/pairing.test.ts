@@ -142,6 +142,34 @@ describe("PairingStore", () => {
     expect(await pairing.listPending("telegram", "default")).toHaveLength(2);
   });
 
+  it("the owner denies a pending request by its code: dropped, not approved, the sender gets a new code next time; a wrong code counts nothing", async () => {
+    const { store } = await open();
+    const clock = new Clock();
+    const pairing = new PairingStore(store.channelState, { now: clock.read });
+    const alice = await pairing.challenge("telegram", "default", { id: "42", username: "alice" });
+    const bob = await pairing.challenge("telegram", "default", { id: "43" });
+    if (alice.status !== "created" || bob.status !== "created") throw new Error("expected codes");
+    const wrong = [alice.code, bob.code].includes("AAAAAAAA") ? "BBBBBBBB" : "AAAAAAAA";
+    for (let i = 0; i < PAIRING_DEFAULTS.maxFailedAttempts + 2; i++)
+      expect(await pairing.denyPairing("telegram", "default", wrong)).toBeUndefined();
+    // denying with wrong codes did not lock approvals
+    expect(await pairing.lockedFor("telegram", "default")).toBe(0);
+    const denied = await pairing.denyPairing("telegram", "default", ` ${alice.code.toLowerCase()} `);
+    expect(denied).toMatchObject({ senderId: "42", username: "alice", code: alice.code });
+    expect((await pairing.listPending("telegram", "default")).map((request) => request.senderId)).toEqual([
+      "43",
+    ]);
+    expect(await pairing.isPaired("telegram", "default", "42")).toBe(false);
+    expect((await pairing.approvePairing("telegram", "default", alice.code)).status).toBe("invalid-code");
+    const again = await pairing.challenge("telegram", "default", { id: "42" });
+    expect(again.status).toBe("created");
+    // another account's request is not reachable by this account's deny
+    const other = await pairing.challenge("telegram", "other", { id: "44" });
+    if (other.status !== "created") throw new Error("expected a code");
+    expect(await pairing.denyPairing("telegram", "default", other.code)).toBeUndefined();
+    expect(await pairing.listPending("telegram", "other")).toHaveLength(1);
+  });
+
   it("locks approvals after too many wrong codes: even the right code is refused until the lockout ends", async () => {
     const { store } = await open();
     const clock = new Clock();

@@ -229,6 +229,22 @@ export class PairingStore {
     return { status: "approved", approval };
   }
 
+  /**
+   * The owner refuses a pending request: it is dropped (the sender gets a new code if they write again).
+   * Returns the dropped request, or undefined when no live request has that code. A wrong code does not
+   * count against the approval guard: denying grants nothing.
+   */
+  async denyPairing(channel: string, accountId: string, code: string): Promise<PairingRequest | undefined> {
+    const wanted = normalizePairingCode(code);
+    return this.#casLoop<PairingRequest | undefined>(channel, accountId, PENDING_KEY, async (entry, now) => {
+      const requests = liveRequests(entry, now);
+      const match = requests.find((request) => sameCode(request.code, wanted));
+      return match === undefined
+        ? { write: undefined, result: undefined }
+        : { write: requests.filter((r) => r !== match), result: match };
+    });
+  }
+
   /** Milliseconds approvals stay locked for this account (0 when not locked). */
   async lockedFor(channel: string, accountId: string): Promise<number> {
     return this.#lockedFor(channel, accountId);

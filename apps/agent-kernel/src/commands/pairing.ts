@@ -29,9 +29,6 @@ sender; 1 approvals are locked after too many wrong codes; 5 the store cannot be
 
 ${COMMON_FLAGS_HELP}`;
 
-/** The key channels-core keeps an account's pending requests under (pairing.ts): deny edits that row. */
-const PENDING_KEY = "pairing:pending";
-
 /** `pairing …`; resolves to the exit code. */
 export async function runPairing(argv: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommand(argv, { channel: { type: "string" }, account: { type: "string" } }, USAGE, io);
@@ -116,21 +113,11 @@ export async function runPairing(argv: readonly string[], io: CliIo): Promise<nu
       );
     }
     // deny: a pending code first, else an approved sender id.
-    const code = codeOrSender.replace(/[\s-]+/g, "").toUpperCase();
-    const entry = await store.channelState.get(channel, accountId, PENDING_KEY);
-    const requests = Array.isArray(entry?.value) ? (entry.value as PairingRequest[]) : [];
-    const match = requests.find((request) => request.code === code);
-    if (entry !== undefined && match !== undefined) {
-      const left = requests.filter((request) => request !== match);
-      // The row expires with its last request, as channels-core writes it (0: at once when none is left).
-      const expiresAt = left.length === 0 ? 0 : Math.max(...left.map((request) => request.expiresAt));
-      await store.channelState.put(channel, accountId, PENDING_KEY, left, {
-        expectedVersion: entry.version,
-        expiresAt,
-      });
+    const denied = await pairing.denyPairing(channel, accountId, codeOrSender);
+    if (denied !== undefined) {
       line(
         io.stdout,
-        `Denied the pending request of ${senderLabel(match)} on ${channel} (code ${match.code}).`,
+        `Denied the pending request of ${senderLabel(denied)} on ${channel} (code ${denied.code}).`,
       );
       return EXIT.ok;
     }
