@@ -2,8 +2,9 @@
 //
 // Baseline: pi's bare `createAgentSession` + `prompt` with an in-memory session, offered the same tool
 // definitions the executor offers (built once as an embedder would) and the same system prompt (the
-// executor's sectioned prompt for those tools, this agent and model), so both sides send the model the same
-// request and the difference is the executor's own work. Reference cases: pi offered `read` only, and pi with
+// executor's sectioned prompt for those tools, this agent and model, and the same project context: the
+// workspace's bootstrap files, or their "[MISSING]" lines), so both sides send the model the same request and
+// the difference is the executor's own work. Reference cases: pi offered `read` only, and pi with
 // a one-line system prompt (the baseline before issue 24 — the faux provider's and pi's handling of a ≈ 10 KB
 // prompt is part of what that ratio measured).
 //
@@ -26,6 +27,13 @@
 // The second suite compares the executor's warm turn with pi prompting an AgentSession it kept (like for
 // like: no session made per turn on either side). The third is a turn with 20 tool calls (pi's `read` on a
 // workspace file) through both, on a new session and on a session that already had a turn.
+// Issue 22's figure is the executor's own overhead with skills and memory on against the same without it:
+// each iteration times an executor warm turn and, right beside it, pi prompting a kept AgentSession offered
+// the executor's very tools (with memory on: memory_search and memory_get) and sent its very system prompt
+// (with skills: the catalog), and takes the difference; the two overheads' medians are compared. The whole
+// turn with and without stays as a reference suite (pi's own cost of two more tools and a longer prompt is
+// in that one).
+import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -53,8 +61,12 @@ import {
   buildDefaultTools,
   buildKernelSystemPrompt,
   executeTurn,
+  loadBootstrapFiles,
+  toStoredRunEvents,
 } from "../src/executor/index.ts";
 import type { TurnContext } from "../src/executor/types.ts";
+import { openPiSessionManager } from "../src/session-manager/index.ts";
+import { buildSkillsSnapshot } from "../src/skills/index.ts";
 import { createHarness, fauxConfig } from "../test/executor/harness.ts";
 
 const faux: FauxProviderHandle = fauxProvider({
@@ -96,13 +108,16 @@ bareRuntime.registerNativeProvider(faux.provider);
 await bareRuntime.refresh({ allowNetwork: false, providers: ["faux"] });
 const bareCwd = mkdtempSync(join(tmpdir(), "bare-pi-"));
 writeFileSync(join(bareCwd, "data.txt"), "the answer is 42\n");
-/** pi's resources for the bare side: nothing on disk, the given system prompt. */
-const loaderWith = (systemPrompt: string): ResourceLoader => ({
+/** pi's resources for the bare side: nothing read by pi, the given system prompt and project context. */
+const loaderWith = (
+  systemPrompt: string,
+  agentsFiles: readonly { path: string; content: string }[] = [],
+): ResourceLoader => ({
   getExtensions: () => ({ extensions: [], errors: [], runtime: createExtensionRuntime() }),
   getSkills: () => ({ skills: [], diagnostics: [] }),
   getPrompts: () => ({ prompts: [], diagnostics: [] }),
   getThemes: () => ({ themes: [], diagnostics: [] }),
-  getAgentsFiles: () => ({ agentsFiles: [] }),
+  getAgentsFiles: () => ({ agentsFiles: agentsFiles.map((file) => ({ ...file })) }),
   getSystemPrompt: () => systemPrompt,
   getSystemPromptSource: () => undefined,
   getAppendSystemPrompt: () => [],
@@ -135,7 +150,14 @@ const kernelPrompt = buildKernelSystemPrompt({
   model: faux.getModel().id,
   thinkingLevel: "off",
 });
-const bareLoader = loaderWith(kernelPrompt);
+/**
+ * The workspace files the executor sends with its prompt (pi's project context; a workspace without them
+ * sends a "[MISSING]" line for each, as OpenClaw does): the baseline sends the same, so the request is the
+ * executor's request.
+ */
+const bootstrapOf = (workspaceDir: string) =>
+  loadBootstrapFiles(workspaceDir, { maxChars: 20_000, mode: "full" });
+const bareLoader = loaderWith(kernelPrompt, await bootstrapOf(bareCwd));
 /** The reference baseline before issue 24's like-for-like prompt: one line of system prompt. */
 const oneLineLoader = loaderWith("You are a personal assistant running inside an agent gateway.");
 
@@ -208,7 +230,56 @@ async function bareSecondTurnSession(): Promise<SessionManager> {
  * timed part is its `prompt` alone — like for like with the executor's warm path, which keeps its
  * AgentSession between turns too.
  */
-async function keptAgentSession(): Promise<AgentSession> {
+async function keptAgentSession(
+  tools: readonly ToolDefinition[] = sameTools,
+  resourceLoader: ResourceLoader = bareLoader,
+  cwd: string = bareCwd,
+): Promise<AgentSession> {
+  faux.setResponses([fauxAssistantMessage("Hi! What can I do?")]);
+  const { session } = await createAgentSession({
+    cwd,
+    agentDir: join(cwd, "unused"),
+    modelRuntime: bareRuntime,
+    model: faux.getModel(),
+    thinkingLevel: "off",
+    settingsManager: SettingsManager.inMemory({
+      retry: { enabled: false },
+      compaction: { enabled: false },
+      cacheWarming: "off",
+    }),
+    sessionManager: SessionManager.inMemory(cwd),
+    resourceLoader,
+    customTools: [...tools],
+    tools: tools.map((tool) => tool.name),
+  });
+  await session.prompt("Hi", { expandPromptTemplates: false });
+  faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]);
+  return session;
+}
+
+/**
+ * The floor of a durable warm turn: pi prompting a kept AgentSession whose session manager is the executor's
+ * SQLite binding (every entry pi appends is a journal write: the user message before the model call, the
+ * answer after it), inside a run record started and finished with the events a warm text turn stores (two
+ * more journal writes). Nothing else of the executor: no limits, no reply stream, no checks.
+ */
+interface FloorTurn {
+  readonly session: AgentSession;
+  readonly context: TurnContext;
+}
+const floorEvents = await (async () => {
+  const context = await freshContext();
+  faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]);
+  const result = await executeTurn(context, { prompt: "Say hello", timeoutMs: 60_000, entryPoint: "agent" });
+  return toStoredRunEvents(result.events, "coalesce-deltas");
+})();
+async function floorTurnSession(): Promise<FloorTurn> {
+  const context = await freshContext();
+  const binding = openPiSessionManager(harness.store, {
+    agentId: context.agentId,
+    sessionId: context.sessionId,
+    cwd: bareCwd,
+  });
   faux.setResponses([fauxAssistantMessage("Hi! What can I do?")]);
   const { session } = await createAgentSession({
     cwd: bareCwd,
@@ -221,14 +292,109 @@ async function keptAgentSession(): Promise<AgentSession> {
       compaction: { enabled: false },
       cacheWarming: "off",
     }),
-    sessionManager: SessionManager.inMemory(bareCwd),
+    sessionManager: binding.sessionManager,
     resourceLoader: bareLoader,
     customTools: [...sameTools],
     tools: sameTools.map((tool) => tool.name),
   });
   await session.prompt("Hi", { expandPromptTemplates: false });
   faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]);
-  return session;
+  return { session, context };
+}
+async function floorTurn({ session, context }: FloorTurn): Promise<void> {
+  const runId = randomUUID();
+  const identity = { agentId: context.agentId, sessionKey: context.sessionKey, sessionId: context.sessionId };
+  await harness.store.runs.start({
+    runId,
+    ...identity,
+    entryPoint: "agent",
+    startedAt: Date.now(),
+    provider: "faux",
+    model: "faux-1",
+    thinkingLevel: "off",
+  });
+  await session.prompt("Say hello", { expandPromptTemplates: false });
+  await harness.store.runs.finish(runId, {
+    events: floorEvents,
+    status: "succeeded",
+    endedAt: Date.now(),
+    provider: "faux",
+    model: "faux-1",
+    thinkingLevel: "off",
+    fallbackChain: [],
+    usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, total: 15 },
+    costUsd: 0,
+  });
+}
+
+/**
+ * The like-for-like pi side of the skills-and-memory agent: the executor's tools for it (memory_search and
+ * memory_get among them) and its system prompt with the session's skills catalog, in its workspace.
+ */
+const richPolicy = await richHarness.context("agent:main:bench-rich-policy");
+const richTools = applyToolPolicy(
+  buildDefaultTools({
+    workspaceDir: richHarness.workspaceDir,
+    agentId: "main",
+    store: richHarness.store,
+    memory: true,
+  }),
+  richPolicy.toolPolicy,
+) as unknown as ToolDefinition[];
+const richLoader = loaderWith(
+  buildKernelSystemPrompt({
+    mode: "full",
+    workspaceDir: richHarness.workspaceDir,
+    toolNames: richTools.map((tool) => tool.name),
+    skillsPrompt: buildSkillsSnapshot(richHarness.config, richHarness.workspaceDir, {
+      stateDir: richHarness.stateDir,
+    }).prompt,
+    agentId: "main",
+    sessionKey: "agent:main:bench",
+    provider: faux.getModel().provider,
+    model: faux.getModel().id,
+    thinkingLevel: "off",
+  }),
+  await bootstrapOf(richHarness.workspaceDir),
+);
+if (!richTools.some((tool) => tool.name === "memory_search"))
+  throw new Error("bench: memory tools not offered");
+
+/** An executor warm turn and a kept pi session's turn beside it (order alternating): their difference. */
+interface OverheadPair {
+  readonly context: TurnContext;
+  readonly session: AgentSession;
+  overheadMs: number;
+}
+let pairs = 0;
+async function overheadPair(
+  on: typeof harness,
+  tools: readonly ToolDefinition[],
+  loader: ResourceLoader,
+  cwd: string,
+): Promise<OverheadPair> {
+  const session = await keptAgentSession(tools, loader, cwd);
+  return { context: await secondTurnContext(on), session, overheadMs: 0 };
+}
+async function timeOverhead(pair: OverheadPair): Promise<void> {
+  const timed = async (turn: () => Promise<unknown>): Promise<number> => {
+    faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]);
+    const start = performance.now();
+    await turn();
+    const elapsed = performance.now() - start;
+    await nextEventLoopTurn();
+    return elapsed;
+  };
+  const executor = () => kernelTurn(pair.context, "Say hello");
+  const pi = () => pair.session.prompt("Say hello", { expandPromptTemplates: false });
+  pairs += 1;
+  if (pairs % 2 === 0) {
+    const executorMs = await timed(executor);
+    pair.overheadMs = executorMs - (await timed(pi));
+  } else {
+    const piMs = await timed(pi);
+    pair.overheadMs = (await timed(executor)) - piMs;
+  }
 }
 
 const BASELINE = "pi createAgentSession + prompt, in-memory session, same tools and system prompt";
@@ -237,6 +403,11 @@ const ONE_LINE =
 const KEPT =
   "pi prompting a kept AgentSession (one turn already), in-memory session, same tools and system prompt";
 const WARM_EXECUTOR = "executeTurn, SQLite store (second turn of a session)";
+const FLOOR =
+  "floor: pi prompting a kept AgentSession on the SQLite binding, with the run record (four journal writes)";
+const OVERHEAD_PLAIN = "executor's overhead: warm turn minus pi's kept session, same tools and prompt";
+const OVERHEAD_RICH =
+  "executor's overhead, 5 skills listed and memory enabled: the same, pi offered the memory tools and sent the catalog";
 const BARE_SECOND = "pi createAgentSession + prompt, in-memory session holding one turn (reference)";
 const READ_ONLY = "pi createAgentSession + prompt, in-memory session, read tool only";
 
@@ -317,6 +488,15 @@ export default [
         },
       },
       {
+        name: FLOOR,
+        before: floorTurnSession,
+        run: floorTurn,
+        after: ({ session }: FloorTurn) => {
+          session.dispose();
+          return nextEventLoopTurn();
+        },
+      },
+      {
         name: WARM_EXECUTOR,
         target: { minSpeedup: 1 / 1.6, label: "≤ 1.6× pi prompting a kept AgentSession" },
         before: () => secondTurnContext(),
@@ -326,7 +506,31 @@ export default [
     ],
   }),
   defineSuite({
-    name: "warm text turn with skills and memory enabled (faux)",
+    name: "the executor's overhead over pi, with skills and memory enabled (faux; ms of overhead)",
+    baseline: OVERHEAD_PLAIN,
+    unit: "ms of overhead",
+    iterations: 150,
+    warmup: 15,
+    cases: [
+      {
+        name: OVERHEAD_PLAIN,
+        before: () => overheadPair(harness, sameTools, bareLoader, bareCwd),
+        run: timeOverhead,
+        measure: (pair: OverheadPair) => pair.overheadMs,
+        after: (pair: OverheadPair) => pair.session.dispose(),
+      },
+      {
+        name: OVERHEAD_RICH,
+        target: { minSpeedup: 1 / 1.1, label: "overhead ≤ 1.1× the overhead without skills and memory" },
+        before: () => overheadPair(richHarness, richTools, richLoader, richHarness.workspaceDir),
+        run: timeOverhead,
+        measure: (pair: OverheadPair) => pair.overheadMs,
+        after: (pair: OverheadPair) => pair.session.dispose(),
+      },
+    ],
+  }),
+  defineSuite({
+    name: "warm text turn with skills and memory enabled, whole turn (faux; reference)",
     baseline: WARM_EXECUTOR,
     iterations: 150,
     warmup: 15,
@@ -339,7 +543,6 @@ export default [
       },
       {
         name: "executeTurn, second turn, 5 skills listed and memory enabled",
-        target: { minSpeedup: 1 / 1.1, label: "≤ 1.1× the same turn without skills and memory" },
         before: () => secondTurnContext(richHarness),
         run: (context: TurnContext) => kernelTurn(context, "Say hello"),
         after: nextEventLoopTurn,
