@@ -97,8 +97,23 @@ const sandwich = fc
     edgeBlock,
   )
   .map((parts) => parts.join("\n\n"));
+/** Paragraphs the silent-payload test looks at (it is settled on the skeleton when its first character decides). */
+const silentish = fc.constantFrom(
+  "NO_REPLY",
+  "no_reply",
+  "Thinking:",
+  "thinking\nNO_REPLY",
+  "analysis",
+  "reasoning: alpha",
+  "thought",
+  '"NO_REPLY"',
+  '{"action": "NO_REPLY"}',
+  "I will stay quiet.",
+  "alpha NO_REPLY",
+);
 const block = fc.oneof(
   { weight: 8, arbitrary: prose },
+  { weight: 1, arbitrary: silentish },
   { weight: 2, arbitrary: sandwich },
   { weight: 3, arbitrary: fenced },
   { weight: 2, arbitrary: edgeBlock },
@@ -187,6 +202,19 @@ describe("final-text skeleton", () => {
       ),
       { numRuns: 1500 },
     );
+  });
+
+  it("finds a silent payload whose reasoning prefix is a replaced paragraph", () => {
+    // the silent-token test is settled on the skeleton only when its first character rules the token out;
+    // here the first character is a key's, so the expanded text decides
+    const raw = "thought\n\nNO_REPLY";
+    const skeleton = new FinalTextSkeleton();
+    skeleton.push(raw);
+    const skeletonText = skeleton.skeletonText() ?? "";
+    expect(skeletonText).not.toContain("thought");
+    const parsed = parseReplyDirectives(skeletonText, { ...options, expandText: (t) => skeleton.expand(t) });
+    expect(parsed.isSilent).toBe(true);
+    expect(parseReplyDirectives(raw, options).isSilent).toBe(true);
   });
 
   it("keeps a long reply of plain paragraphs and code blocks out of the whole-text passes", () => {

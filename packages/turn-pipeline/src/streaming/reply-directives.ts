@@ -10,6 +10,7 @@ import { parseInlineDirectives, stripInlineDirectiveTagsForDelivery } from "./di
 import { hasNonWhitespace, splitMediaFromOutput } from "./media-output.ts";
 import {
   blankRulesOutToken,
+  firstCharRulesOutSilentPayload,
   isSilentReplyPayloadText,
   isSilentReplyPrefixText,
   isSilentReplyText,
@@ -37,6 +38,12 @@ export type ParseReplyDirectivesOptions = {
   extractMediaDirectives?: boolean;
   /** Applied to the text before the silent-token test (final-text-skeleton.ts puts paragraphs back). */
   expandText?: (text: string) => string;
+  /**
+   * With `expandText`: a prefix of `expandText(text)` that is all of it or ends in a non-blank character, made
+   * without building the whole (FinalTextSkeleton.expandedHead). The silent-token test's first step then reads
+   * only that, and a long expanded text is not read (and copied into one string) when that step decides.
+   */
+  expandedHead?: (text: string) => string;
 };
 
 /** file:///x or file://localhost/x → /x; anything unsafe stays as written (undefined). */
@@ -78,8 +85,17 @@ export function parseReplyDirectives(
   text = stripInlineDirectiveTagsForDelivery(replyParsed?.hasReplyTag ? replyParsed.text : text, {
     preserveTrailingWhitespace: options.preserveTrailingWhitespace,
   }).text;
-  if (options.expandText) text = options.expandText(text);
-  const isSilent = isSilentReplyPayloadText(text, options.silentToken ?? SILENT_REPLY_TOKEN);
+  const silentToken = options.silentToken ?? SILENT_REPLY_TOKEN;
+  let isSilent: boolean;
+  if (options.expandText) {
+    // the test's first step stops at the first non-blank character, which the head holds: the usual long
+    // expanded text (a rope, see FinalTextSkeleton.expand) is then not read here
+    const head = options.expandedHead?.(text);
+    text = options.expandText(text);
+    isSilent =
+      (head === undefined || !firstCharRulesOutSilentPayload(head, silentToken)) &&
+      isSilentReplyPayloadText(text, silentToken);
+  } else isSilent = isSilentReplyPayloadText(text, silentToken);
   // built key by key, in the order the keys always had (text, mediaUrls, replyToId, replyToCurrent,
   // replyToTag, audioAsVoice, isSilent), without object spreads: this runs once per streamed block
   const result = { text: isSilent ? "" : text } as ReplyDirectives;

@@ -13,16 +13,27 @@ export type ReplyPayloadOptions = {
   readonly messagingToolSentTexts?: (() => readonly string[]) | undefined;
 };
 
-/** The payload of `text`, or undefined when there is nothing to deliver. `expandText`: see parseReplyDirectives. */
+/** What puts a skeleton's paragraphs back (FinalTextSkeleton): see parseReplyDirectives' `expandText`/`expandedHead`. */
+export type TextExpander = {
+  expand(text: string): string;
+  expandedHead(text: string): string;
+};
+
+/** The payload of `text`, or undefined when there is nothing to deliver. `expander`: see parseReplyDirectives. */
 export function toReplyPayload(
   text: string,
   options: ReplyPayloadOptions,
-  expandText?: (text: string) => string,
+  expander?: TextExpander,
 ): ReplyPayload | undefined {
   const parsed = parseReplyDirectives(
     text,
-    expandText
-      ? { currentMessageId: options.currentMessageId, silentToken: options.silentToken, expandText }
+    expander
+      ? {
+          currentMessageId: options.currentMessageId,
+          silentToken: options.silentToken,
+          expandText: (skeleton) => expander.expand(skeleton),
+          expandedHead: (skeleton) => expander.expandedHead(skeleton),
+        }
       : { currentMessageId: options.currentMessageId, silentToken: options.silentToken },
   );
   if (parsed.isSilent) return undefined;

@@ -457,13 +457,10 @@ export class ReplyStream {
     else {
       // the whole-text passes run on the skeleton (paragraphs no pass can change stand in as keys)
       const skeleton = this.#finalSkeleton.skeletonText();
-      const finalSkeleton = this.#finalSkeleton;
       payload =
         skeleton === undefined
           ? toReplyPayload(stripReasoningTagsFromText(rawText), payloadOptions)
-          : toReplyPayload(stripReasoningTagsFromText(skeleton), payloadOptions, (text) =>
-              finalSkeleton.expand(text),
-            );
+          : toReplyPayload(stripReasoningTagsFromText(skeleton), payloadOptions, this.#finalSkeleton);
     }
     if (errorMessage !== undefined)
       payload = { ...(payload ?? {}), text: payload?.text ?? errorMessage, isError: true };

@@ -259,10 +259,18 @@ function isReasoningPrefixedSilentReplyText(text: string, token: string): boolea
   return isSilentReplyText(rest, token) || hasPlainReasoningFinalSilentToken(rest, token);
 }
 
+/**
+ * isSilentReplyPayloadText's first step: true when the first non-blank character of `text` alone shows the
+ * payload is not silent (JSON forms start with `"` or `{`, reasoning prefixes with `<` or
+ * think/thought/analysis/reasoning).
+ */
+export function firstCharRulesOutSilentPayload(text: string, token = SILENT_REPLY_TOKEN): boolean {
+  return firstCharRulesOutToken(text, token, "tar");
+}
+
 /** Token-only, JSON-string, {"action": token} or reasoning-prefixed silent payload text. */
 export function isSilentReplyPayloadText(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
-  // JSON forms start with `"` or `{`, reasoning prefixes with `<` or think/thought/analysis/reasoning
-  if (!text || firstCharRulesOutToken(text, token, "tar")) return false;
+  if (!text || firstCharRulesOutSilentPayload(text, token)) return false;
   // starting with t, a or r (ruled out for the token itself), only a plain reasoning prefix can still apply
   if (firstCharRulesOutToken(text, token) && !REASONING_WORD_START_RE.test(text)) return false;
   return (
