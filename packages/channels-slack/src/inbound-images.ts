@@ -17,6 +17,11 @@ import { SLACK_CHANNEL_ID } from "./web-api.ts";
 
 /** Redirects followed per download (each target checked like the first URL). */
 const MAX_REDIRECTS = 3;
+/**
+ * One picture's whole download, redirects included: a stalled host must not hold the event for ever (Slack
+ * re-sends an event not acknowledged in 3 s; the retry waits for this attempt), so past it the picture is left out.
+ */
+export const DEFAULT_IMAGE_DOWNLOAD_TIMEOUT_MS = 20_000;
 
 export interface SlackImageDownload {
   readonly botToken: string;
@@ -25,6 +30,8 @@ export interface SlackImageDownload {
   /** Largest picture taken, in bytes; a larger one is left out (reported). */
   readonly maxBytes: number;
   readonly signal?: AbortSignal | undefined;
+  /** One picture's download, redirects and body included (default 20 s). */
+  readonly timeoutMs?: number | undefined;
   readonly onError: (error: Error) => void;
 }
 
@@ -83,6 +90,23 @@ async function downloadPicture(
   } catch {
     throw refused(file, "its URL is not a URL");
   }
+  const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_IMAGE_DOWNLOAD_TIMEOUT_MS);
+  const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout]);
+  try {
+    return await fetchPicture(file, url, options, signal);
+  } catch (error) {
+    if (timeout.aborted && !options.signal?.aborted) throw refused(file, "the download took too long", true);
+    throw error;
+  }
+}
+
+async function fetchPicture(
+  file: MediaItem & { url: string },
+  first: URL,
+  options: SlackImageDownload,
+  signal: AbortSignal,
+): Promise<InboundImage> {
+  let url = first;
   for (let hop = 0; ; hop++) {
     if (!mayCarryBotToken(url, options.apiBaseUrl)) {
       throw refused(file, `${url.origin} is not a Slack file host; the bot token is not sent there`);
@@ -92,10 +116,10 @@ async function downloadPicture(
       response = await fetch(url, {
         headers: { authorization: `Bearer ${options.botToken}` },
         redirect: "manual",
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        signal,
       });
     } catch (cause) {
-      if (options.signal?.aborted) throw cause;
+      if (signal.aborted) throw cause;
       throw refused(file, "network error", true);
     }
     const location = response.headers.get("location");
