@@ -360,21 +360,29 @@ const richLoader = loaderWith(
 if (!richTools.some((tool) => tool.name === "memory_search"))
   throw new Error("bench: memory tools not offered");
 
-/** An executor warm turn and a kept pi session's turn beside it (order alternating): their difference. */
+/**
+ * An executor warm turn and a kept pi session's turn beside it: their difference. Which of the two goes first
+ * alternates from one iteration of a case to the next (each case counts its own: the suite interleaves its
+ * cases, so one shared counter would give every case the same order every time).
+ */
 interface OverheadPair {
   readonly context: TurnContext;
   readonly session: AgentSession;
+  readonly executorFirst: boolean;
   overheadMs: number;
 }
-let pairs = 0;
+const pairsTaken = new Map<string, number>();
 async function overheadPair(
+  name: string,
   on: typeof harness,
   tools: readonly ToolDefinition[],
   loader: ResourceLoader,
   cwd: string,
 ): Promise<OverheadPair> {
+  const taken = (pairsTaken.get(name) ?? 0) + 1;
+  pairsTaken.set(name, taken);
   const session = await keptAgentSession(tools, loader, cwd);
-  return { context: await secondTurnContext(on), session, overheadMs: 0 };
+  return { context: await secondTurnContext(on), session, executorFirst: taken % 2 === 0, overheadMs: 0 };
 }
 async function timeOverhead(pair: OverheadPair): Promise<void> {
   const timed = async (turn: () => Promise<unknown>): Promise<number> => {
@@ -387,8 +395,7 @@ async function timeOverhead(pair: OverheadPair): Promise<void> {
   };
   const executor = () => kernelTurn(pair.context, "Say hello");
   const pi = () => pair.session.prompt("Say hello", { expandPromptTemplates: false });
-  pairs += 1;
-  if (pairs % 2 === 0) {
+  if (pair.executorFirst) {
     const executorMs = await timed(executor);
     pair.overheadMs = executorMs - (await timed(pi));
   } else {
@@ -514,7 +521,7 @@ export default [
     cases: [
       {
         name: OVERHEAD_PLAIN,
-        before: () => overheadPair(harness, sameTools, bareLoader, bareCwd),
+        before: () => overheadPair(OVERHEAD_PLAIN, harness, sameTools, bareLoader, bareCwd),
         run: timeOverhead,
         measure: (pair: OverheadPair) => pair.overheadMs,
         after: (pair: OverheadPair) => pair.session.dispose(),
@@ -522,7 +529,8 @@ export default [
       {
         name: OVERHEAD_RICH,
         target: { minSpeedup: 1 / 1.1, label: "overhead ≤ 1.1× the overhead without skills and memory" },
-        before: () => overheadPair(richHarness, richTools, richLoader, richHarness.workspaceDir),
+        before: () =>
+          overheadPair(OVERHEAD_RICH, richHarness, richTools, richLoader, richHarness.workspaceDir),
         run: timeOverhead,
         measure: (pair: OverheadPair) => pair.overheadMs,
         after: (pair: OverheadPair) => pair.session.dispose(),
