@@ -45,6 +45,8 @@ const CODE_KEY_SUFFIX = "\n```";
 const MAX_OPEN_TAG = 64 * 1024;
 /** Raw text without a blank line longer than this turns the skeleton off (see #placeIncoming). */
 const MAX_OPEN_PARAGRAPH = 256 * 1024;
+/** expandedHead holds this many characters of the first paragraph put back (the silent-token test reads ≤ 10). */
+const INERT_HEAD = 16;
 /** Streamed text is placed in batches of about this many characters. */
 const PLACE_BATCH = 256 * 1024;
 /**
@@ -102,8 +104,8 @@ function isWhitespaceCode(text: string, index: number): boolean {
 export class FinalTextSkeleton {
   readonly #parts: string[] = [];
   readonly #inert: string[] = [];
-  /** The first character code of each #inert entry (read from its first paragraph, see expandedHead). */
-  readonly #inertFirstCode: number[] = [];
+  /** The start of each #inert entry (its first paragraph's first INERT_HEAD characters, see expandedHead). */
+  readonly #inertHead: string[] = [];
   /** Raw text not yet placed: from the start of the paragraph being collected. */
   #tail = "";
   /** Where in #tail to look for the next blank line. */
@@ -200,9 +202,9 @@ export class FinalTextSkeleton {
   }
 
   /**
-   * A prefix of `expand(text)`, made without building it: all of it when `text` has no key to expand, else
-   * up to the first character of the first paragraph put back (a non-blank character: inert paragraphs start
-   * with one). Reading the first characters of the expanded text itself would copy its rope into one string.
+   * A prefix of `expand(text)`, made without building it: all of it when `text` has no key to expand, else up
+   * to the first INERT_HEAD characters of the first paragraph put back (which starts with a non-blank
+   * character). Reading the first characters of the expanded text itself would copy its rope into one string.
    */
   expandedHead(text: string): string {
     if (this.#inert.length === 0) return text;
@@ -225,7 +227,7 @@ export class FinalTextSkeleton {
         searchFrom = close + 1;
         continue;
       }
-      return text.slice(0, start) + String.fromCharCode(this.#inertFirstCode[id] ?? 0);
+      return text.slice(0, start) + (this.#inertHead[id] ?? "");
     }
   }
 
@@ -233,7 +235,7 @@ export class FinalTextSkeleton {
     this.#off = true;
     this.#parts.length = 0;
     this.#inert.length = 0;
-    this.#inertFirstCode.length = 0;
+    this.#inertHead.length = 0;
     this.#tail = "";
     this.#incoming = "";
   }
@@ -293,7 +295,7 @@ export class FinalTextSkeleton {
       }
       const id = this.#inert.length.toString(36);
       this.#inert.push(paragraph);
-      this.#inertFirstCode.push(paragraph.charCodeAt(0));
+      this.#inertHead.push(paragraph.slice(0, INERT_HEAD));
       this.#parts.push(
         code ? `\`\`\`\n${CODE_KEY_OPEN}${id}${CODE_KEY_CLOSE}\n\`\`\`` : `${KEY_OPEN}${id}${KEY_CLOSE}`,
       );

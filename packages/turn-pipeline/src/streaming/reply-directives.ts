@@ -10,7 +10,7 @@ import { parseInlineDirectives, stripInlineDirectiveTagsForDelivery } from "./di
 import { hasNonWhitespace, splitMediaFromOutput } from "./media-output.ts";
 import {
   blankRulesOutToken,
-  firstCharRulesOutSilentPayload,
+  headRulesOutSilentPayload,
   isSilentReplyPayloadText,
   isSilentReplyPrefixText,
   isSilentReplyText,
@@ -39,9 +39,9 @@ export type ParseReplyDirectivesOptions = {
   /** Applied to the text before the silent-token test (final-text-skeleton.ts puts paragraphs back). */
   expandText?: (text: string) => string;
   /**
-   * With `expandText`: a prefix of `expandText(text)` that is all of it or ends in a non-blank character, made
-   * without building the whole (FinalTextSkeleton.expandedHead). The silent-token test's first step then reads
-   * only that, and a long expanded text is not read (and copied into one string) when that step decides.
+   * With `expandText`: a prefix of `expandText(text)` made without building the whole
+   * (FinalTextSkeleton.expandedHead). The silent-token test's first steps then read only that, and a long
+   * expanded text is not read (and copied into one string) when they decide.
    */
   expandedHead?: (text: string) => string;
 };
@@ -93,7 +93,7 @@ export function parseReplyDirectives(
     const head = options.expandedHead?.(text);
     text = options.expandText(text);
     isSilent =
-      (head === undefined || !firstCharRulesOutSilentPayload(head, silentToken)) &&
+      (head === undefined || !headRulesOutSilentPayload(head, false, silentToken)) &&
       isSilentReplyPayloadText(text, silentToken);
   } else isSilent = isSilentReplyPayloadText(text, silentToken);
   // built key by key, in the order the keys always had (text, mediaUrls, replyToId, replyToCurrent,
@@ -266,6 +266,15 @@ export class StreamingDirectiveAccumulator {
       if (plain !== undefined) return plain ?? undefined;
     }
     return this.consume(raw, options)?.text;
+  }
+
+  /** consumeText(raw, { silentToken }) for a chunk that is not the last, without an options object (once per streamed line). */
+  consumeLine(raw: string, silentToken: string): string | undefined {
+    if (!this.#pendingTail && raw.indexOf("[") === -1) {
+      const plain = this.#plainText(raw, silentToken);
+      if (plain !== undefined) return plain ?? undefined;
+    }
+    return this.consume(raw, { silentToken })?.text;
   }
 
   /**

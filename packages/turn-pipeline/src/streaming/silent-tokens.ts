@@ -259,20 +259,31 @@ function isReasoningPrefixedSilentReplyText(text: string, token: string): boolea
   return isSilentReplyText(rest, token) || hasPlainReasoningFinalSilentToken(rest, token);
 }
 
+/** The longest word REASONING_WORD_START_RE looks for ("reasoning"). */
+const REASONING_WORD_MAX = 9;
+
 /**
- * isSilentReplyPayloadText's first step: true when the first non-blank character of `text` alone shows the
- * payload is not silent (JSON forms start with `"` or `{`, reasoning prefixes with `<` or
- * think/thought/analysis/reasoning).
+ * isSilentReplyPayloadText's first two steps on `head`, a prefix of the payload text: true when they show the
+ * text is not silent. They read the first non-blank character and at most REASONING_WORD_MAX characters from
+ * it; when `head` ends before that, false (undecided), unless it is all of the text (`whole`).
  */
-export function firstCharRulesOutSilentPayload(text: string, token = SILENT_REPLY_TOKEN): boolean {
-  return firstCharRulesOutToken(text, token, "tar");
+export function headRulesOutSilentPayload(head: string, whole: boolean, token = SILENT_REPLY_TOKEN): boolean {
+  // JSON forms start with `"` or `{`, reasoning prefixes with `<` or think/thought/analysis/reasoning
+  if (firstCharRulesOutToken(head, token, "tar")) return true;
+  // starting with t, a or r (ruled out for the token itself), only a plain reasoning prefix can still apply
+  if (!firstCharRulesOutToken(head, token)) return false;
+  if (!whole) {
+    // the first non-blank character is an ASCII letter or digit (firstCharRulesOutToken held)
+    let first = 0;
+    while (isAsciiBlank(head.charCodeAt(first))) first++;
+    if (head.length - first < REASONING_WORD_MAX) return false;
+  }
+  return !REASONING_WORD_START_RE.test(head);
 }
 
 /** Token-only, JSON-string, {"action": token} or reasoning-prefixed silent payload text. */
 export function isSilentReplyPayloadText(text: string | undefined, token = SILENT_REPLY_TOKEN): boolean {
-  if (!text || firstCharRulesOutSilentPayload(text, token)) return false;
-  // starting with t, a or r (ruled out for the token itself), only a plain reasoning prefix can still apply
-  if (firstCharRulesOutToken(text, token) && !REASONING_WORD_START_RE.test(text)) return false;
+  if (!text || headRulesOutSilentPayload(text, true, token)) return false;
   return (
     isSilentReplyText(text, token) ||
     isSilentReplyJsonStringText(text, token) ||
