@@ -91,7 +91,9 @@ export class PartialText {
     this.#previewed = 0;
     this.#previewText = "";
     if (!chunk && !final) return;
-    const delta = this.#accumulator.consumeText(chunk, { final, silentToken: this.#silentToken });
+    const delta = final
+      ? this.#accumulator.consumeText(chunk, { final, silentToken: this.#silentToken })
+      : this.#accumulator.consumeLine(chunk, this.#silentToken);
     if (delta) this.#append(delta, delta === chunk ? source : undefined, from);
     if (previewed === 0) {
       if (delta) this.#publish(this.#text, delta);

@@ -373,19 +373,26 @@ export class ReplyStream {
         // visible text of this call waits for more text, so delta boundaries never drain anything)
         if (heldLength >= PARTIAL_SPAN || visible.charCodeAt(end - 1) === 10) {
           this.#heldLength = 0;
+          // the chunker and the partial text usually take the same piece (one slice for both)
+          let piece: string | undefined;
           if (drainEach && chunker.pendingLength + (end - appended) >= minChars) {
-            chunker.append(appended === 0 && end === length ? visible : visible.slice(appended, end));
-            appended = end;
+            piece = appended === 0 && end === length ? visible : visible.slice(appended, end);
+            chunker.append(piece);
             chunker.drain(false, this.#emitChunk);
           }
           if (partialsOn) {
             partial.commit(
-              partialFrom === 0 && end === length ? visible : visible.slice(partialFrom, end),
+              piece !== undefined && appended === partialFrom
+                ? piece
+                : partialFrom === 0 && end === length
+                  ? visible
+                  : visible.slice(partialFrom, end),
               visible,
               partialFrom,
             );
             partialFrom = end;
           }
+          if (piece !== undefined) appended = end;
         } else this.#heldLength = heldLength;
       }
     } else this.#skipQuietPositions(visible, 0, length, -2);
