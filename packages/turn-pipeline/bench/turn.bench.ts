@@ -212,6 +212,9 @@ async function secondTurnContext(on: typeof harness = harness): Promise<TurnCont
   const context = await on.context(`agent:main:bench-${sessionCounter}`);
   faux.setResponses([fauxAssistantMessage("Hi! What can I do?")]);
   await kernelTurn(context, "Hi");
+  // The first turn's group commit runs here, untimed, as it would before a session's next message: left
+  // pending, the timed turn's first read of the store would fold it (read-your-writes).
+  await nextEventLoopTurn();
   faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]);
   return context;
 }
@@ -298,6 +301,7 @@ async function floorTurnSession(): Promise<FloorTurn> {
     tools: sameTools.map((tool) => tool.name),
   });
   await session.prompt("Hi", { expandPromptTemplates: false });
+  await nextEventLoopTurn();
   faux.setResponses([fauxAssistantMessage("Hello there, how can I help?")]);
   return { session, context };
 }
