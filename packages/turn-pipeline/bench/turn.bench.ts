@@ -520,8 +520,9 @@ export default [
     name: "the executor's overhead over pi, with skills and memory enabled (faux; ms of overhead)",
     baseline: OVERHEAD_PLAIN,
     unit: "ms of overhead",
-    iterations: 150,
-    warmup: 15,
+    // A difference of two timings is twice as noisy as either: more iterations for a steady median.
+    iterations: 300,
+    warmup: 20,
     cases: [
       {
         name: OVERHEAD_PLAIN,
