@@ -13,7 +13,8 @@ export class TurnStopper {
   cause: StopCause | undefined;
   /** The session of the attempt in progress: every stop aborts it. */
   session: AgentSession | undefined;
-  readonly #abort = new AbortController();
+  /** Made when first needed (a stop, or a wait that listens): most turns never stop and never wait. */
+  #abort: AbortController | undefined;
   readonly #callerSignal: AbortSignal | undefined;
   readonly #onCallerAbort = () => this.stop("aborted");
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
@@ -28,7 +29,7 @@ export class TurnStopper {
 
   stop(cause: StopCause): void {
     if (this.cause === undefined || (this.cause === "stalled" && cause !== "stalled")) this.cause = cause;
-    if (cause !== "stalled") this.#abort.abort(cause);
+    if (cause !== "stalled") this.#controller().abort(cause);
     void this.session?.abort();
   }
 
@@ -43,7 +44,12 @@ export class TurnStopper {
 
   /** Aborted by the caller or the timeout, never by a stall: ends a wait before a retry. */
   get signal(): AbortSignal {
-    return this.#abort.signal;
+    return this.#controller().signal;
+  }
+
+  #controller(): AbortController {
+    this.#abort ??= new AbortController();
+    return this.#abort;
   }
 
   /** Clears the turn timeout. */
