@@ -18,7 +18,7 @@
 // imported or required from the bundle that the app cannot resolve is resolved from the bundled workspace
 // packages (each found through the one that depends on it, from the app's own dependencies on), as it was
 // before bundling. Everything else resolves exactly as Node does.
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, join, relative } from "node:path";
 
@@ -133,6 +133,7 @@ registerHooks({
 
 const HOOK = "bundle-bin:resolve-hook";
 const ENTRY = "bundle-bin:entry";
+mkdirSync(outDir, { recursive: true });
 const result = await esbuild.build({
   entryPoints: { [entryName]: ENTRY },
   bundle: true,
@@ -148,6 +149,8 @@ const result = await esbuild.build({
   sourcesContent: false,
   external,
   metafile: true,
+  // written below, in an order that never shows a reader an entry without its chunks
+  write: false,
   logLevel: "warning",
   plugins: [
     {
@@ -168,16 +171,43 @@ const result = await esbuild.build({
   ],
 });
 
-// What this build wrote, relative to dist/; the previous build's files that are not among them go.
-const outputs = Object.keys(result.metafile.outputs)
-  .map((path) => relative(outDir, join(packageDir, path)))
-  .sort();
+// Builds of this package can run at once (two test suites each running turbo, each with the working tree as it
+// is then, so their chunks may differ) while other processes run the command. So: the list first (a concurrent
+// prune-dist.mjs keeps what it names), then the chunks, then the entry by an atomic rename; and a previous
+// build's chunks stay listed, and on disk, for STALE_GRACE_MS after they were written — an entry written by
+// a concurrent build, or a process started from it, still finds its own.
+const STALE_GRACE_MS = 15 * 60_000;
+const entryFile = `${entryName}.js`;
+const files = result.outputFiles.map((file) => ({ ...file, output: relative(outDir, file.path) }));
+const outputs = files.map((file) => file.output).sort();
 const listPath = join(outDir, "bundle.json");
 const previous = existsSync(listPath) ? JSON.parse(readFileSync(listPath, "utf8")).outputs : [];
-writeFileSync(listPath, `${JSON.stringify({ entry: `${entryName}.js`, outputs }, null, 2)}\n`);
-for (const stale of previous) {
-  if (!outputs.includes(stale)) rmSync(join(outDir, stale), { force: true });
+const now = Date.now();
+const retained = [];
+const expired = [];
+for (const stale of previous.filter((output) => !outputs.includes(output))) {
+  const path = join(outDir, stale);
+  if (!existsSync(path)) continue;
+  if (now - statSync(path).mtimeMs < STALE_GRACE_MS) retained.push(stale);
+  else expired.push(stale);
 }
+writeAtomically(
+  listPath,
+  `${JSON.stringify({ entry: entryFile, outputs: [...outputs, ...retained].sort() }, null, 2)}\n`,
+);
+const isEntry = (file) => file.output === entryFile || file.output === `${entryFile}.map`;
+for (const file of [...files.filter((file) => !isEntry(file)), ...files.filter(isEntry)]) {
+  writeAtomically(file.path, file.contents);
+}
+for (const stale of expired) rmSync(join(outDir, stale), { force: true });
+
+/** Writes `path` whole or not at all (a temporary file beside it, renamed over it). */
+function writeAtomically(path, contents) {
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, contents);
+  renameSync(temporary, path);
+}
+
 const bundled = Object.keys(result.metafile.inputs).filter(
   (input) => !input.startsWith("bundle-bin:"),
 ).length;
