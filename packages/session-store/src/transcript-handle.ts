@@ -325,7 +325,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   #getLeafId(): string | null {
-    this.#statements.fold(this.#cacheKey);
+    this.#statements.foldSession(this.#cacheKey);
     return this.#leafId();
   }
 
@@ -473,7 +473,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   #count(): number {
-    this.#statements.fold(this.#cacheKey);
+    this.#statements.foldSession(this.#cacheKey);
     // A session not in the read cache: counted by SQLite (an index-only count) rather than by reading its
     // shape, when it has no rows set aside (those are not counted; the shape knows them).
     if (transcriptCache.find(this.#cacheKey)?.loaded !== true) {

@@ -189,6 +189,24 @@ export class TranscriptStatements {
   }
 
   /**
+   * `fold` before a read of one session that looks at nothing else (its count, its leaf): folds only when a
+   * store of this process holds appends of that session not in SQLite yet — other sessions' pending appends
+   * change nothing it reads, and folding them here would make every such read a commit of its own.
+   */
+  foldSession(cacheKey: string): void {
+    const peers = journaledDatabases.get(this.cacheKey);
+    if (peers !== undefined) {
+      for (const peer of peers) {
+        if (peer.journal?.hasPendingFor(cacheKey)) {
+          this.fold(cacheKey);
+          return;
+        }
+      }
+    }
+    this.#throwRefused(cacheKey);
+  }
+
+  /**
    * After a commit of this store outside the journal (a direct append, `appendMany`, `appendAtLeaf`,
    * `setLeaf`): a new burst, so the next journaled append marks what it knows after that commit and a replay
    * does not take this store's own write for another writer's.

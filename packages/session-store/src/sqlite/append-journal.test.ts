@@ -104,6 +104,30 @@ describe("the append journal", () => {
     expect(listJournals(agentDatabasePath(dir, "main"))).toEqual([]);
   });
 
+  it("a session's count and leaf fold only when that session has appends pending (not another session's)", async () => {
+    const dir = stateDir();
+    const store = await openSessionStore({ stateDir: dir });
+    const s1 = store.openTranscript("main", "s1", { header: header("s1") });
+    const s2 = store.openTranscript("main", "s2", { header: header("s2") });
+    s1.append(messageEntry("a", null));
+    await store.flush();
+    s2.append(messageEntry("x", null));
+    // s1 has nothing pending: its count and leaf read SQLite as it is, s2's append stays in the journal.
+    expect(s1.count()).toBe(1);
+    expect(s1.getLeafId()).toBe("a");
+    expect(storedIds(dir, "s2")).toEqual([]);
+    // s1 with an append pending: folded first (every pending append of the database, in order).
+    s1.append(messageEntry("b", "a"));
+    expect(s1.count()).toBe(2);
+    expect(storedIds(dir, "s1")).toEqual(["a", "b"]);
+    expect(storedIds(dir, "s2")).toEqual(["x"]);
+    // s2 reads its own pending append too.
+    s2.append(messageEntry("y", "x"));
+    expect(s2.getLeafId()).toBe("y");
+    expect(s2.count()).toBe(2);
+    await store.close();
+  });
+
   it('commits every append at once with appends: "commit"', async () => {
     const dir = stateDir();
     const store = await openSessionStore({ stateDir: dir, appends: "commit" });
