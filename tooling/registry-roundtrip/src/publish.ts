@@ -92,7 +92,14 @@ export function copyWorkspace(scratch: string): void {
 function isStaleOutput(packageDir: string, relative: string): boolean {
   const output = /^dist\/(.+?)(?:\.d)?\.(?:js|ts)(?:\.map)?$/.exec(relative);
   if (output === null) return false;
+  if (bundleOutputs(packageDir).includes(relative.slice("dist/".length))) return false;
   return !existsSync(join(packageDir, "src", `${output[1]}.ts`));
+}
+
+/** The files a bundled command's build wrote into dist/ (tooling/scripts/bundle-bin.mjs lists them in dist/bundle.json). */
+export function bundleOutputs(packageDir: string): string[] {
+  const list = join(packageDir, "dist", "bundle.json");
+  return existsSync(list) ? (JSON.parse(readFileSync(list, "utf8")) as { outputs: string[] }).outputs : [];
 }
 
 /** Points pnpm and npm in `scratch` at the registry, with the token to publish. */

@@ -9,7 +9,14 @@ import { join } from "node:path";
 import { type FakeLlm, reply, startFakeLlm } from "@agent-kernel/fake-llm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Consumer, describeRun, NPM_CLI, ownErrors, tscErrors } from "./consumer.ts";
-import { changeset, copyWorkspace, REPO_ROOT, useRegistry, workspacePackages } from "./publish.ts";
+import {
+  bundleOutputs,
+  changeset,
+  copyWorkspace,
+  REPO_ROOT,
+  useRegistry,
+  workspacePackages,
+} from "./publish.ts";
 import { readmeExamples, toJavaScript } from "./readme-examples.ts";
 import { type LocalRegistry, startLocalRegistry } from "./registry.ts";
 
@@ -185,8 +192,12 @@ describe("publishing with changesets to a local registry", () => {
         entries.filter((entry) => /\.test\.[jt]s$|\.test\.d\.ts$/.test(entry)),
         pkg.name,
       ).toEqual([]);
-      // every source map's source is in the tarball
-      for (const map of entries.filter((entry) => entry.endsWith(".js.map"))) {
+      // a bundled command ships every file its build listed; its maps point into the sources of the packages
+      // it carries, which ship in their own tarballs
+      const bundled = bundleOutputs(join(root, "scratch", pkg.dir)).map((output) => `package/dist/${output}`);
+      for (const output of bundled) expect(entries, `${pkg.name} lacks ${output}`).toContain(output);
+      // every other source map's source is in the tarball
+      for (const map of entries.filter((entry) => entry.endsWith(".js.map") && !bundled.includes(entry))) {
         const source = map.replace(/^package\/dist\//, "package/src/").replace(/\.js\.map$/, ".ts");
         expect(entries, `${pkg.name}: ${map} points at ${source}`).toContain(source);
       }
