@@ -29,8 +29,9 @@
 // (plus prepareSession's wall time) is the kernel's whole cost, Kysely's asynchronous remainder included.
 import { performance } from "node:perf_hooks";
 import { defineSuite, median } from "@agent-kernel/bench";
+import type { SessionStore, SqliteSessionStore } from "@agent-kernel/session-store";
 import { executeTurn, ModelRuntimePool, type TurnContext } from "@agent-kernel/turn-pipeline";
-import type { KernelOptions, PreparedSession, TurnOutcome } from "../src/index.ts";
+import { createKernel, type KernelOptions, type PreparedSession, type TurnOutcome } from "../src/index.ts";
 import { createKernelHarness, type KernelHarness } from "../test/harness.ts";
 
 const SESSIONS = 200;
@@ -186,16 +187,49 @@ async function preparedHarness(kernel: Partial<KernelOptions>): Promise<KernelHa
   return h;
 }
 
+/**
+ * The store as a third party's without leases would be (no `fencedRuns`): the kernel then holds no
+ * cross-process lease per turn. Not a mode to run a gateway in — it measures, in the same run, what the
+ * one-writer-per-session guarantee costs (lease reuse, the fencing reads before each run and transcript write).
+ */
+function withoutLeases(store: SqliteSessionStore): SessionStore {
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === "fencedRuns") return undefined;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** `preparedHarness` with a kernel over `withoutLeases(store)`. */
+async function preparedHarnessWithoutLeases(kernel: Partial<KernelOptions>): Promise<KernelHarness> {
+  const h = await harness();
+  const unleased = createKernel({
+    config: h.config,
+    store: withoutLeases(h.store),
+    nativeProviders: [h.faux.provider],
+    paths: { env: {}, homeDir: h.root, cwd: h.root },
+    executorSettings: { transientRetryDelayMs: 0 },
+    ...kernel,
+  });
+  for (const sessionKey of sessionKeys(SESSIONS)) {
+    await unleased.prepareSession({ sessionKey, runOptions: { entryPoint: "bench" } });
+  }
+  return { ...h, kernel: unleased };
+}
+
 function concurrentKernelCase(
   name: string,
   kernel: Partial<KernelOptions>,
   target?: typeof THROUGHPUT_TARGET,
+  leases = true,
 ) {
   const figures = new TurnFigures(true);
   return {
     name,
     ...(target === undefined ? {} : { target }),
-    before: () => preparedHarness(kernel),
+    before: () => (leases ? preparedHarness(kernel) : preparedHarnessWithoutLeases(kernel)),
     run: async (h: KernelHarness) => {
       const turns = await Promise.all(
         sessionKeys(SESSIONS).flatMap((sessionKey) =>
@@ -241,6 +275,13 @@ export default [
         THROUGHPUT_TARGET,
       ),
       concurrentKernelCase("kernel, default cap max(8, 4 × CPUs)", {}),
+      // A bound, not a target: the same cap-200 case without cross-process leases (see `withoutLeases`).
+      concurrentKernelCase(
+        `kernel, cap ${SESSIONS}, without session leases (what one writer per session costs)`,
+        { maxConcurrent: SESSIONS },
+        undefined,
+        false,
+      ),
     ],
   }),
   defineSuite({
