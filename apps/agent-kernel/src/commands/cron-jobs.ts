@@ -109,7 +109,10 @@ export async function runCron(argv: readonly string[], io: CliIo, signal?: Abort
   }
   checkAndWrite(context, file, jobs);
   const what = { add: "added", rm: "removed", enable: "enabled", disable: "disabled" }[edit];
-  line(io.stdout, `Job "${id}" ${what} (${file}). A running gateway (or agent-cron start) picks it up within a few seconds.`);
+  line(
+    io.stdout,
+    `Job "${id}" ${what} (${file}). A running gateway (or agent-cron start) picks it up within a few seconds.`,
+  );
   return EXIT.ok;
 }
 
