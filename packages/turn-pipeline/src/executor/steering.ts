@@ -6,7 +6,6 @@
 // the queue is checked after each tool call, and while a steered message waits, the remaining tool calls of
 // the current assistant message are skipped (`skipReason`; the tools' wrapper is `steerableTools`). Does not
 // own: deciding what to steer (the entry point), or finding the run (the kernel's run registry).
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { AgentSession, AgentSessionEvent, ToolDefinition } from "@earendil-works/pi-coding-agent";
 
 /** The error result of a tool call skipped for a steered message (OpenClaw's text). */
@@ -30,8 +29,29 @@ function userText(content: unknown): string {
  * false when it cannot be or was not: no attempt is prompting right now (before the first, between two,
  * after the last), the turn ended, or the attempt ended before pi picked the message up.
  */
+/**
+ * The handle attached to each prompting AgentSession, by the session's manager: a tool call's context names
+ * it (pi's `ctx.sessionManager`), so a shared tool wrapper finds its turn without an AsyncLocalStorage (whose
+ * `enterWith` turned on promise hooks for the whole process: a cost on every await of every turn).
+ */
+const attachedHandles = new WeakMap<object, SteerHandle>();
+/** Steered messages waiting in any handle: while none waits, a tool call looks nothing up. */
+let waitingSteers = 0;
+
+function handleOfCall(ctx: unknown): SteerHandle | undefined {
+  try {
+    const manager = (ctx as { readonly sessionManager?: unknown } | undefined)?.sessionManager;
+    return typeof manager === "object" && manager !== null ? attachedHandles.get(manager) : undefined;
+  } catch {
+    // (pi's context getters throw once its runner is disposed: no live turn then)
+    return undefined;
+  }
+}
+
 export class SteerHandle {
   #session: AgentSession | undefined;
+  /** The attached session's manager, the key in attachedHandles. */
+  #manager: object | undefined;
   #unsubscribe: (() => void) | undefined;
   #pending: PendingSteer[] = [];
   #ended = false;
@@ -48,6 +68,7 @@ export class SteerHandle {
     if (this.#ended || session === undefined || text.trim() === "") return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       this.#pending.push({ text, resolve });
+      waitingSteers++;
       session.steer(text).catch(() => this.#settle(text, false));
     });
   }
@@ -57,6 +78,8 @@ export class SteerHandle {
     this.detach();
     if (this.#ended) return;
     this.#session = session;
+    this.#manager = session.sessionManager;
+    attachedHandles.set(this.#manager, this);
     this.#unsubscribe = session.subscribe((event: AgentSessionEvent) => {
       if (event.type === "message_start" && event.message.role === "user") {
         this.#settle(userText(event.message.content), true);
@@ -87,8 +110,12 @@ export class SteerHandle {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     this.#session = undefined;
+    const manager = this.#manager;
+    if (manager !== undefined && attachedHandles.get(manager) === this) attachedHandles.delete(manager);
+    this.#manager = undefined;
     const undelivered = this.#pending;
     this.#pending = [];
+    waitingSteers -= undelivered.length;
     for (const pending of undelivered) pending.resolve(false);
   }
 
@@ -102,12 +129,11 @@ export class SteerHandle {
     const index = this.#pending.findIndex((pending) => pending.text === text);
     if (index < 0) return;
     const [pending] = this.#pending.splice(index, 1);
+    waitingSteers--;
     pending?.resolve(delivered);
   }
 }
 
-/** The steer handle of the turn a tool call belongs to (set by `steerableTools` for the rest of the turn). */
-const turnSteering = new AsyncLocalStorage<SteerHandle>();
 /** Each tool's steerable wrapper, made once: a warm session is kept only for the very same tool objects. */
 const steerable = new WeakMap<ToolDefinition, ToolDefinition>();
 
@@ -118,8 +144,10 @@ function steerableTool(tool: ToolDefinition): ToolDefinition {
       ...tool,
       executionMode: "sequential",
       execute: (toolCallId, params, signal, onUpdate, ctx) => {
-        const skip = turnSteering.getStore()?.skipReason(toolCallId);
-        if (skip !== undefined) return Promise.reject(new Error(skip));
+        if (waitingSteers > 0) {
+          const skip = handleOfCall(ctx)?.skipReason(toolCallId);
+          if (skip !== undefined) return Promise.reject(new Error(skip));
+        }
         return tool.execute(toolCallId, params, signal, onUpdate, ctx);
       },
     };
@@ -129,14 +157,13 @@ function steerableTool(tool: ToolDefinition): ToolDefinition {
 }
 
 /**
- * The turn's tools under OpenClaw's steering rule: each call asks the turn's handle first and is skipped (an
+ * The turn's tools under OpenClaw's steering rule: each call asks its turn's handle first and is skipped (an
  * error result, "Skipped due to queued user message.") while a steered message waits after an earlier call of
  * the same assistant message. The calls of one message run one after another (pi's `executionMode:
- * "sequential"`), so there is an "after each tool call" to check at. The handle is bound to the rest of the
- * caller's asynchronous flow (the turn: its pi loop and tool calls), so the wrappers stay the same objects
- * from turn to turn.
+ * "sequential"`), so there is an "after each tool call" to check at. A call finds its turn's handle through the
+ * session its context names (the handle attached to it while it prompts), so the wrappers stay the same objects
+ * from turn to turn and across sessions.
  */
-export function steerableTools(tools: readonly ToolDefinition[], handle: SteerHandle): ToolDefinition[] {
-  turnSteering.enterWith(handle);
+export function steerableTools(tools: readonly ToolDefinition[]): ToolDefinition[] {
   return tools.map(steerableTool);
 }

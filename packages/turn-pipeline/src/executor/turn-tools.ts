@@ -70,7 +70,7 @@ export function turnTools(
     current = { inputs, tools: buildTurnTools(context, toolSandbox, sent), sent };
     if (session !== undefined) toolsBySession.set(session, current);
   }
-  return steering ? steerableTools(current.tools, steering) : current.tools;
+  return steering ? steerableTools(current.tools) : current.tools;
 }
 
 /**

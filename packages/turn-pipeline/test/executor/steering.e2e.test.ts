@@ -171,8 +171,8 @@ describe("steering in steer mode", () => {
       agentId: "main",
       store: harness.store,
     });
-    const first = steerableTools(tools, new SteerHandle());
-    const second = steerableTools(tools, new SteerHandle());
+    const first = steerableTools(tools);
+    const second = steerableTools(tools);
     expect(second).toHaveLength(tools.length);
     second.forEach((tool, index) => {
       expect(tool).toBe(first[index]);
@@ -220,5 +220,52 @@ describe("steering in steer mode", () => {
     expect(seen).toEqual([
       ["toolResult exec: first", `toolResult exec error: ${STEER_SKIP_MESSAGE}`, "user: STEERED second turn"],
     ]);
+  });
+
+  it("a message steered into one session skips nothing in another session running its tool calls at the same time", async () => {
+    // Both sessions share the same wrapped tool objects; each call finds its own turn's handle.
+    const respond = (ctx: Context) => {
+      const first = ctx.messages.find((message) => message.role === "user");
+      const text = typeof first?.content === "string" ? first.content : JSON.stringify(first?.content ?? "");
+      const who = text.includes("session A") ? "a" : "b";
+      if (ctx.messages.some((message) => message.role === "toolResult"))
+        return fauxAssistantMessage(`${who} done`);
+      return fauxAssistantMessage(
+        [
+          fauxToolCall(
+            "exec",
+            { command: `touch ${who}-started; sleep ${who === "a" ? 3 : 1}; echo ${who}` },
+            { id: `${who}1` },
+          ),
+          fauxToolCall("exec", { command: `touch ${who}-second` }, { id: `${who}2` }),
+        ],
+        { stopReason: "toolUse" },
+      );
+    };
+    faux.setResponses([respond, respond, respond, respond]);
+    const steeringA = new SteerHandle();
+    const turnA = executeTurn(await harness.context("agent:main:session-a"), {
+      prompt: "session A",
+      timeoutMs: 60_000,
+      entryPoint: "agent",
+      steering: steeringA,
+    });
+    const turnB = executeTurn(await harness.context("agent:main:session-b"), {
+      prompt: "session B",
+      timeoutMs: 60_000,
+      entryPoint: "agent",
+      steering: new SteerHandle(),
+    });
+    await waitFor(
+      () =>
+        existsSync(join(harness.workspaceDir, "a-started")) &&
+        existsSync(join(harness.workspaceDir, "b-started")),
+    );
+    const delivered = steeringA.steer("STEERED into A");
+    const [a, b] = await Promise.all([turnA, turnB]);
+    expect([a.status, b.status]).toEqual(["ok", "ok"]);
+    expect(await delivered).toBe(true);
+    expect(existsSync(join(harness.workspaceDir, "a-second"))).toBe(false);
+    expect(existsSync(join(harness.workspaceDir, "b-second"))).toBe(true);
   });
 });
