@@ -25,11 +25,6 @@ function userText(content: unknown): string {
 }
 
 /**
- * One per turn. `steer(text)` resolves true once the text is in the model's context within this turn, and
- * false when it cannot be or was not: no attempt is prompting right now (before the first, between two,
- * after the last), the turn ended, or the attempt ended before pi picked the message up.
- */
-/**
  * The handle attached to each prompting AgentSession, by the session's manager: a tool call's context names
  * it (pi's `ctx.sessionManager`), so a shared tool wrapper finds its turn without an AsyncLocalStorage (whose
  * `enterWith` turned on promise hooks for the whole process: a cost on every await of every turn).
@@ -48,6 +43,11 @@ function handleOfCall(ctx: unknown): SteerHandle | undefined {
   }
 }
 
+/**
+ * One per turn. `steer(text)` resolves true once the text is in the model's context within this turn, and
+ * false when it cannot be or was not: no attempt is prompting right now (before the first, between two,
+ * after the last), the turn ended, or the attempt ended before pi picked the message up.
+ */
 export class SteerHandle {
   #session: AgentSession | undefined;
   /** The attached session's manager, the key in attachedHandles. */
