@@ -1,7 +1,7 @@
 // Photos from Slack and the web chat end to end: the adapters the daemon builds from the config
 // (`channelsFromConfig`) → the gateway → a real kernel turn → pi → tooling/fake-llm. A Slack file share's picture
 // (downloaded from fake-slack with the bot token) and a picture attached over the web chat's API are in that
-// turn's model request, and in no later turn's.
+// turn's model request, and in no later turn's; a picture in a message the gateway refuses is never downloaded.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -103,6 +103,22 @@ it("a Slack photo and a web chat photo reach the model with their own turn only"
   const url = slackAdapter.endpointUrl ?? "";
   const file = slack.hostFile({ name: "pixel.png", mimetype: "image/png", bytes: PNG_1X1 });
   const dm = { type: "message", channel: "D111", channel_type: "im", user: "U222", team: "T1" };
+  // A picture in a channel message that does not mention the bot: refused by the gateway, so never downloaded
+  // (the one download counted below is the DM's).
+  const unseen = slack.hostFile({ name: "unseen.png", mimetype: "image/png", bytes: PNG_1X1 });
+  const refused = await slack.deliverEvent(url, {
+    type: "message",
+    channel: "C999",
+    channel_type: "channel",
+    user: "U333",
+    team: "T1",
+    subtype: "file_share",
+    text: "look at this",
+    ts: "1700000000.5",
+    files: [unseen],
+  });
+  expect(refused.status).toBe(200);
+  expect(slack.fileDownloads).toEqual([]);
   await slack.deliverEvent(url, {
     ...dm,
     subtype: "file_share",

@@ -17,6 +17,7 @@ import {
   PairingStore,
   type ReplyPayload,
   type SendResult,
+  withInboundImages,
 } from "@agent-kernel/channels-core";
 import type { KernelConfig } from "@agent-kernel/config";
 import {
@@ -440,10 +441,11 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
       if (verdict.pairing === true) await challenge(message);
       return;
     }
-    // Accepted = stored durably; only then does the channel hear that the message was taken.
+    // Accepted = stored durably; only then does the channel hear that the message was taken. Pictures an
+    // adapter deferred are fetched now, for a message let in only, and stored with it.
     let entry: InboxEntry;
     try {
-      entry = inbox.accept(message, verdict.senderIsOwner);
+      entry = inbox.accept(await withInboundImages(message), verdict.senderIsOwner);
     } catch (error) {
       deduper.forget(message);
       throw error;

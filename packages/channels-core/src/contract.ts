@@ -81,6 +81,13 @@ export interface InboundMessage {
    * not download them; a `media` image missing here could not be fetched.
    */
   readonly images?: readonly InboundImage[];
+  /**
+   * Downloads the message's pictures later: an adapter whose pictures cost a download sets this instead of
+   * `images`, so nothing is fetched for a message the gateway refuses (a stranger, a group message without a
+   * mention). The gateway calls it once the message is let in, before storing it (`withInboundImages`); it
+   * resolves to what could be fetched (a failed picture is left out and reported by the adapter). Not stored.
+   */
+  readonly loadImages?: () => Promise<readonly InboundImage[]>;
   /** The raw channel payload, for adapters' own follow-up calls; never interpreted downstream. */
   readonly raw?: unknown;
 }

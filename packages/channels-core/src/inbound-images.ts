@@ -2,7 +2,7 @@
 // its first bytes — a sender's or server's type claim is not trusted, and a sign-in page served with 200 is not
 // a picture) and the kernel's caps on them. Owns the type check and the caps; does not own downloading (each
 // adapter fetches from its own service) or what the kernel does with the images.
-import type { InboundImage } from "./contract.ts";
+import type { InboundImage, InboundMessage } from "./contract.ts";
 
 /** The kernel's cap on one image (`TURN_IMAGE_MAX_BYTES`, OpenClaw's 6 MiB): the adapters' default. */
 export const INBOUND_IMAGE_MAX_BYTES = 6 * 1024 * 1024;
@@ -19,6 +19,18 @@ export function sniffImageType(head: Uint8Array): string | undefined {
   if (starts(ascii("GIF87a")) || starts(ascii("GIF89a"))) return "image/gif";
   if (starts(ascii("RIFF")) && starts(ascii("WEBP"), 8)) return "image/webp";
   return undefined;
+}
+
+/**
+ * The message with its deferred pictures fetched (`loadImages` run, its result as `images`) and no loader left,
+ * ready to store; a message without a loader is returned as it is. Call it only for a message you let in.
+ */
+export async function withInboundImages(message: InboundMessage): Promise<InboundMessage> {
+  const { loadImages, ...rest } = message;
+  if (loadImages === undefined) return message;
+  const loaded = await loadImages();
+  const images = [...(rest.images ?? []), ...loaded];
+  return images.length > 0 ? { ...rest, images } : rest;
 }
 
 /** The bytes as an `InboundImage` (base64, the type they start with), or undefined when they are not a picture. */

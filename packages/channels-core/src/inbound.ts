@@ -100,6 +100,8 @@ export function validateInboundMessage(value: unknown): InboundMessage {
       throw new InboundMessageError(path, "must locate its bytes (url, fileId, path or data)");
     }
   });
+  if (value.loadImages !== undefined && typeof value.loadImages !== "function")
+    throw new InboundMessageError("loadImages", `must be a function, got ${describe(value.loadImages)}`);
   if (value.images !== undefined) {
     if (!Array.isArray(value.images))
       throw new InboundMessageError("images", `must be an array, got ${describe(value.images)}`);

@@ -75,6 +75,7 @@ export {
   INBOUND_IMAGE_MAX_COUNT,
   inboundImageOf,
   sniffImageType,
+  withInboundImages,
 } from "./inbound-images.ts";
 export {
   generatePairingCode,

@@ -1,10 +1,10 @@
-// Pictures shared in Slack reach the model: the adapter downloads a file share's images with the bot token from
-// `url_private_download` (the fake serves it only to that token) into `InboundMessage.images`, typed by their
-// bytes, under a size cap; what is too large, not a picture, or hosted where the token must not go is left out
-// and reported, and the message still arrives.
+// Pictures shared in Slack reach the model: once the gateway lets the message in (`loadImages`), the adapter
+// downloads a file share's images with the bot token from `url_private_download` (the fake serves it only to
+// that token) into `InboundMessage.images`, typed by their bytes, under a size cap; what is too large, not a
+// picture, or hosted where the token must not go is left out and reported, and the message still arrives.
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { InboundMessage } from "@agent-kernel/channels-core";
+import { type InboundMessage, withInboundImages } from "@agent-kernel/channels-core";
 import { type FakeSlack, startFakeSlack } from "@agent-kernel/fake-slack";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSlackChannel, type SlackChannel } from "./index.ts";
@@ -21,7 +21,7 @@ afterEach(async () => {
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 1, 2, 3, 4]);
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1]);
 
-async function setup(maxImageBytes?: number) {
+async function setup(maxImageBytes?: number, letIn = true) {
   slack = await startFakeSlack({ signingSecret: "shh", botUserId: "UBOT", teamId: "T1" });
   const errors: string[] = [];
   channel = createSlackChannel({
@@ -33,8 +33,9 @@ async function setup(maxImageBytes?: number) {
   });
   const received: InboundMessage[] = [];
   await channel.start({
+    // A gateway that lets the message in fetches its pictures (withInboundImages); one that refuses it does not.
     onMessage: async (message) => {
-      received.push(message);
+      received.push(letIn ? await withInboundImages(message) : message);
     },
   });
   const url = channel.endpointUrl;
@@ -136,6 +137,22 @@ describe("Slack inbound pictures (against the fake)", () => {
     } finally {
       await new Promise<void>((resolve) => elsewhere.close(() => resolve()));
     }
+  });
+
+  it("downloads nothing for a message the gateway does not let in (the loader is never called)", async () => {
+    const { fake, received, url } = await setup(undefined, false);
+    expect(
+      (
+        await fake.deliverEvent(
+          url,
+          fileShare([fake.hostFile({ name: "cat.png", mimetype: "image/png", bytes: PNG })]),
+        )
+      ).status,
+    ).toBe(200);
+    expect(received).toHaveLength(1);
+    expect(received[0]?.images).toBeUndefined();
+    expect(typeof received[0]?.loadImages).toBe("function");
+    expect(fake.fileDownloads).toEqual([]);
   });
 
   it("downloads nothing with maxImageBytes 0 (the message keeps its media)", async () => {

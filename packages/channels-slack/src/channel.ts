@@ -280,9 +280,9 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
     const key = `message:${normalized.conversation.chatId}:${normalized.messageId}`;
     const accepted = await handled.once(key, async () => {
       try {
-        // Inside the once: a redelivered event does not download its pictures again.
-        const message = await withImages(normalized);
-        await onMessage(message);
+        // The pictures are fetched only if the gateway lets the message in (loadImages), inside the once: a
+        // redelivered event does not download them again.
+        await onMessage(withImageLoader(normalized));
       } catch {
         return "failed";
       }
@@ -292,17 +292,18 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
   };
 
   const maxImageBytes = options.maxImageBytes ?? INBOUND_IMAGE_MAX_BYTES;
-  /** The message with its shared pictures downloaded (`images`), when it has any. */
-  const withImages = async (message: InboundMessage): Promise<InboundMessage> => {
+  /** The message with a loader of its shared pictures (`loadImages`), when it has any. */
+  const withImageLoader = (message: InboundMessage): InboundMessage => {
     if (maxImageBytes <= 0 || !message.media.some((item) => item.kind === "image")) return message;
-    const images = await downloadSlackImages(message.media, {
-      botToken: options.botToken,
-      apiBaseUrl: options.apiBaseUrl ?? DEFAULT_SLACK_API_BASE_URL,
-      maxBytes: maxImageBytes,
-      signal: stopController.signal,
-      onError: (error) => options.onError?.(error),
-    });
-    return images.length > 0 ? { ...message, images } : message;
+    const loadImages = () =>
+      downloadSlackImages(message.media, {
+        botToken: options.botToken,
+        apiBaseUrl: options.apiBaseUrl ?? DEFAULT_SLACK_API_BASE_URL,
+        maxBytes: maxImageBytes,
+        signal: stopController.signal,
+        onError: (error) => options.onError?.(error),
+      });
+    return { ...message, loadImages };
   };
 
   const postText = async (

@@ -145,21 +145,22 @@ async function fetchPicture(
 }
 
 /**
- * Downloads the message's pictures, in order; one that fails is left out and passed to `onError` (an abort
- * is thrown: the message is not delivered half-read).
+ * Downloads the message's pictures at once (Slack waits for the event's acknowledgement, so not one after
+ * another), kept in the message's order; one that fails is left out and passed to `onError` (an abort is
+ * thrown: the message is not delivered half-read).
  */
 export async function downloadSlackImages(
   media: readonly MediaItem[],
   options: SlackImageDownload,
 ): Promise<InboundImage[]> {
+  const settled = await Promise.allSettled(
+    slackPictureFiles(media).map((file) => downloadPicture(file, options)),
+  );
+  if (options.signal?.aborted) throw options.signal.reason ?? new Error("aborted");
   const images: InboundImage[] = [];
-  for (const file of slackPictureFiles(media)) {
-    try {
-      images.push(await downloadPicture(file, options));
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
-      options.onError(error instanceof Error ? error : new Error(String(error)));
-    }
+  for (const result of settled) {
+    if (result.status === "fulfilled") images.push(result.value);
+    else options.onError(result.reason instanceof Error ? result.reason : new Error(String(result.reason)));
   }
   return images;
 }

@@ -377,12 +377,12 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
     if (message === undefined) return;
     const maxImageBytes = options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES;
     if (maxImageBytes > 0 && message.media.length > 0) {
-      const images = await downloadInboundImages(api, message.media, {
-        maxBytes: maxImageBytes,
-        signal,
-        onError,
-      });
-      if (images.length > 0) message = { ...message, images };
+      // fetched only if the gateway lets the message in (a stranger's photos are never downloaded)
+      const media = message.media;
+      message = {
+        ...message,
+        loadImages: () => downloadInboundImages(api, media, { maxBytes: maxImageBytes, signal, onError }),
+      };
     }
     await handler(message);
   }

@@ -1,7 +1,8 @@
 // Inbound pictures through the fake Bot API: the largest photo size is fetched with getFile and the download
 // path and lands in `InboundMessage.images`; a picture the fake has no bytes for, one over the size cap and
-// bytes that are not an image are left out and reported, and the message is still delivered.
-import type { InboundMessage } from "@agent-kernel/channels-core";
+// bytes that are not an image are left out and reported, and the message is still delivered. The download
+// happens when the gateway lets the message in (`loadImages`, run here by `withInboundImages`).
+import { type InboundMessage, withInboundImages } from "@agent-kernel/channels-core";
 import { type FakeTelegram, privateChat, startFakeTelegram, user } from "@agent-kernel/fake-telegram";
 import { afterEach, expect, it } from "vitest";
 import { createTelegramChannel } from "./channel.ts";
@@ -33,7 +34,7 @@ async function start(maxImageBytes?: number) {
   });
   await channel.start({
     onMessage: async (message) => {
-      received.push(message);
+      received.push(await withInboundImages(message));
       wake();
     },
   });

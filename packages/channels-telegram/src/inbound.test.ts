@@ -1,4 +1,4 @@
-import { type InboundMessage, validateInboundMessage } from "@agent-kernel/channels-core";
+import { type InboundMessage, validateInboundMessage, withInboundImages } from "@agent-kernel/channels-core";
 import {
   channelChat,
   type FakeTelegram,
@@ -41,8 +41,9 @@ async function receiver(fake: FakeTelegram): Promise<Receiver> {
     },
   });
   await channel.start({
+    // a gateway that lets every message in (its pictures fetched: withInboundImages)
     onMessage: async (message) => {
-      received.push(message);
+      received.push(await withInboundImages(message));
       for (const waiter of waiters.filter((w) => received.length >= w.count)) waiter.resolve();
     },
   });
