@@ -29,11 +29,10 @@ describe("withSkillFolders", () => {
   it("unsandboxed: adds the folders outside the workspace, read-only, and keeps the catalog", () => {
     const host = hostToolSandbox(workspace);
     const { sandbox, skillsPrompt } = withSkillFolders(host, snapshot);
-    // A removed skill's folder is added too: in the host view a missing mount only says "not available".
+    // A removed skill's folder is left out (nothing to read there).
     expect(sandbox.mounts).toEqual([
       ...host.mounts,
       { path: join(managed, "a&b"), hostPath: join(managed, "a&b"), writable: false },
-      { path: join(managed, "gone"), hostPath: join(managed, "gone"), writable: false },
     ]);
     expect(skillsPrompt).toBe(snapshot.prompt);
     // The next turn of the session gets the same answer (from the cache), its own sandbox object untouched.
@@ -90,6 +89,32 @@ describe("withSkillFolders", () => {
     expect(skillsPrompt).toContain("<location>/workspace/skills/local/SKILL.md</location>");
     expect(skillsPrompt).toContain("<location>/workspace/skills/planted/SKILL.md</location>");
     expect(skillsPrompt).toContain("<location>/skills/a_b/SKILL.md</location>");
+  });
+
+  it("a skill folder that is a link (swapped in after the skills were loaded) is neither bound nor added", () => {
+    const elsewhere = join(root, "home-of-someone");
+    mkdirSync(elsewhere, { recursive: true });
+    writeFileSync(join(elsewhere, "secret.txt"), "not for the model");
+    const linked = join(managed, "linked");
+    symlinkSync(elsewhere, linked);
+    const withLink = [
+      ...skills.slice(0, 2),
+      { name: "linked", description: "a link now", filePath: join(linked, "SKILL.md") },
+    ];
+    const linkSnapshot = { skills: withLink, prompt: formatSkillsCatalog(withLink).prompt };
+    const host = withSkillFolders(hostToolSandbox(workspace), linkSnapshot);
+    expect(host.sandbox.mounts.map((mount) => mount.hostPath)).not.toContain(elsewhere);
+    expect(host.sandbox.mounts.map((mount) => mount.path)).not.toContain(linked);
+    const boxed: ToolSandbox = {
+      ...hostToolSandbox(workspace),
+      sandboxed: true,
+      cwd: "/workspace",
+      mounts: [{ path: "/workspace", hostPath: join(root, "box"), writable: true }],
+    };
+    const inBox = withSkillFolders(boxed, linkSnapshot);
+    expect(inBox.sandbox.mounts.map((mount) => mount.hostPath)).not.toContain(elsewhere);
+    expect(inBox.sandbox.mounts.map((mount) => mount.hostPath)).not.toContain(linked);
+    expect(inBox.sandbox.mounts.map((mount) => mount.path)).toContain("/skills/a_b");
   });
 
   it("a session without skills gets its sandbox unchanged", () => {

@@ -4,7 +4,7 @@
 // before any model call when its engine cannot start (never falling back to the host). Also creates the
 // scope's sandbox workspace, and adds the session's skill folders to the view, read-only (`withSkillFolders`). Does not own: the engines (@agent-kernel/sandbox) or deciding whether a
 // session is sandboxed (runtime-resolver).
-import { realpathSync, statSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import { basename, dirname, relative, resolve, sep } from "node:path";
 import { AGENT_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
 import type { SandboxContext } from "@agent-kernel/runtime-resolver";
@@ -170,11 +170,16 @@ export interface SkillReadAccess {
   readonly skillsPrompt: string;
 }
 
-const isDirectory = (path: string): boolean => {
+/**
+ * The folder's real path when it is a directory itself (not a link to one), else undefined. What is bound is
+ * that real path, resolved now: bwrap resolves a bind's source again at every command, so binding the spelled
+ * path would follow a link swapped in later to whatever it leads to.
+ */
+const realDirectory = (path: string): string | undefined => {
   try {
-    return statSync(path).isDirectory();
+    return lstatSync(path).isDirectory() ? realpathSync(path) : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 };
 
@@ -216,11 +221,15 @@ function skillFoldersFor(sandbox: ToolSandbox, skills: SessionSkillFiles): Skill
     (folder) => folder !== "/",
   );
   if (!sandbox.sandboxed) {
-    // Unsandboxed, a missing folder is harmless in the view (a read there says it is not available), so no
-    // filesystem call is made on the turn's path.
+    // Unsandboxed, a folder is shown at its own path and read at its real path, resolved once here (this runs
+    // when withSkillFolders' cache misses): a link swapped in for the folder later leads nowhere new. A folder
+    // that is a link, or missing, is left out.
     const mounts = folders
       .filter((folder) => !sandbox.mounts.some((mount) => isWithin(mount.path, folder)))
-      .map((folder) => ({ path: folder, hostPath: folder, writable: false }));
+      .flatMap((folder) => {
+        const real = realDirectory(folder);
+        return real === undefined ? [] : [{ path: folder, hostPath: real, writable: false }];
+      });
     return mounts.length === 0
       ? { sandbox, skillsPrompt: skills.prompt }
       : { sandbox: { ...sandbox, mounts: [...sandbox.mounts, ...mounts] }, skillsPrompt: skills.prompt };
@@ -231,17 +240,22 @@ function skillFoldersFor(sandbox: ToolSandbox, skills: SessionSkillFiles): Skill
   // can change — are bound, at /skills/<name>; one missing on the host is left out (its bind would fail every
   // command).
   const seenAt = new Map<string, string>();
-  const toBind: string[] = [];
+  const realOf = new Map<string, string>();
   for (const folder of folders) {
     const inside = pathInMounts(sandbox.mounts, folder);
     if (inside !== undefined) seenAt.set(folder, inside);
-    else if (isDirectory(folder)) toBind.push(folder);
+    else {
+      const real = realDirectory(folder);
+      if (real !== undefined) realOf.set(folder, real);
+    }
   }
-  const { mounts, pathInside } = skillFolderMounts(toBind);
+  const { mounts, pathInside } = skillFolderMounts([...new Set(realOf.values())]);
   const moves = new Map<string, string>();
   for (const skill of skills.skills) {
     const file = resolve(skill.filePath);
-    const at = seenAt.get(dirname(file)) ?? pathInside.get(dirname(file));
+    const folder = dirname(file);
+    const real = realOf.get(folder);
+    const at = seenAt.get(folder) ?? (real === undefined ? undefined : pathInside.get(real));
     if (at !== undefined) moves.set(skill.filePath, `${at}/${basename(file)}`);
   }
   return {
