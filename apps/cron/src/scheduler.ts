@@ -217,6 +217,9 @@ export class CronScheduler {
     const next = this.#loadJobs();
     const reload = diffJobs(this.#jobs, next);
     if (isEmptyReload(reload)) return reload;
+    // The new jobs are in force before their states are touched: should a state update below fail, the jobs
+    // stay the file's and only that job's next slot is the old schedule's (its run then follows the new one).
+    this.#jobs = next;
     const store = await this.#openStore();
     const now = this.#clock.now();
     for (const id of reload.rescheduled) {
@@ -236,7 +239,6 @@ export class CronScheduler {
         { now },
       );
     }
-    this.#jobs = next;
     if (this.#started) {
       if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
       this.#loop();
