@@ -6,7 +6,7 @@
 // rather than emptying dist before it, never removes a valid output: builds started at once (two test suites
 // each running turbo) and readers of dist never see it missing. Runs in the package directory (pnpm and turbo
 // set it) and refuses to run elsewhere.
-import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 
 const packageDir = process.cwd();
@@ -26,9 +26,13 @@ const TSC_OUTPUT = /(\.d\.ts\.map|\.d\.ts|\.js\.map|\.js)$/;
 // A bundled command (bundle-bin.mjs, run after this) lists its files in dist/bundle.json and replaces them itself.
 const BUNDLE_LIST = "bundle.json";
 const bundleListPath = join(outDir, BUNDLE_LIST);
-const bundled = new Set(
-  existsSync(bundleListPath) ? JSON.parse(readFileSync(bundleListPath, "utf8")).outputs : [],
-);
+const hasBundle = existsSync(bundleListPath);
+const bundled = new Set(hasBundle ? JSON.parse(readFileSync(bundleListPath, "utf8")).outputs : []);
+// In a bundled package, a file younger than this is kept even when the list does not name it: a build running
+// at the same time may have written its chunks (or be about to rename its temporary files) under a list another
+// build replaced. bundle-bin.mjs keeps a previous build's chunks as long.
+const BUNDLE_GRACE_MS = 15 * 60_000;
+const now = Date.now();
 const removed = [];
 const directories = [];
 for (const entry of readdirSync(outDir, { recursive: true, withFileTypes: true })) {
@@ -42,6 +46,7 @@ for (const entry of readdirSync(outDir, { recursive: true, withFileTypes: true }
   const base = output.replace(TSC_OUTPUT, "");
   const emitted = base !== output && !base.endsWith(".test") && existsSync(join(rootDir, `${base}.ts`));
   if (emitted) continue;
+  if (hasBundle && now - statSync(path, { throwIfNoEntry: false })?.mtimeMs < BUNDLE_GRACE_MS) continue;
   rmSync(path, { force: true });
   removed.push(output);
 }
