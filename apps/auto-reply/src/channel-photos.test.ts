@@ -13,26 +13,11 @@ import { startFakeSlack } from "@agent-kernel/fake-slack";
 import { openKernelStore } from "@agent-kernel/kernel";
 import { expect, it } from "vitest";
 import { testConfig } from "../test/gateway-harness.ts";
+import { imageUrls, PNG_1X1, visionModels } from "../test/pictures.ts";
 import { channelsFromConfig } from "./channels.ts";
 import { createAutoReplyGateway, type HandledTurn } from "./index.ts";
 
-const PNG_1X1 = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
-  "base64",
-);
 const DATA_URL = `data:image/png;base64,${PNG_1X1.toString("base64")}`;
-
-/** The image parts of an OpenAI chat-completions request body. */
-function imageUrls(body: unknown): string[] {
-  const messages = (body as { messages?: { content?: unknown }[] }).messages ?? [];
-  return messages.flatMap((message) =>
-    Array.isArray(message.content)
-      ? message.content
-          .filter((part: { type?: string }) => part.type === "image_url")
-          .map((part: { image_url: { url: string } }) => part.image_url.url)
-      : [],
-  );
-}
 
 it("a Slack photo and a web chat photo reach the model with their own turn only", {
   timeout: 120_000,
@@ -46,16 +31,7 @@ it("a Slack photo and a web chat photo reach the model with their own turn only"
   const slack = await startFakeSlack({ signingSecret: "shh", botUserId: "UBOT", teamId: "T1" });
   onTestFinished(() => slack.close());
   const config = testConfig(llm.baseUrlFor("openai"), workspaceDir, {
-    models: {
-      providers: {
-        scripted: {
-          baseUrl: llm.baseUrlFor("openai"),
-          api: "openai-completions",
-          apiKey: "sk-test-key",
-          models: [{ id: "m1", input: ["text", "image"], contextWindow: 32000, maxTokens: 4096 }],
-        },
-      },
-    },
+    models: visionModels(llm.baseUrlFor("openai")),
     channels: {
       slack: {
         enabled: true,

@@ -9,24 +9,8 @@ import { reply, startFakeLlm } from "@agent-kernel/fake-llm";
 import { privateChat, startFakeTelegram, user } from "@agent-kernel/fake-telegram";
 import { expect, it } from "vitest";
 import { testConfig } from "../test/gateway-harness.ts";
+import { imageUrls, PNG_1X1, visionModels } from "../test/pictures.ts";
 import { createAutoReplyGateway, type HandledTurn } from "./index.ts";
-
-const PNG_1X1 = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
-  "base64",
-);
-
-/** The image parts of an OpenAI chat-completions request body. */
-function imageUrls(body: unknown): string[] {
-  const messages = (body as { messages?: { content?: unknown }[] }).messages ?? [];
-  return messages.flatMap((message) =>
-    Array.isArray(message.content)
-      ? message.content
-          .filter((part: { type?: string }) => part.type === "image_url")
-          .map((part: { image_url: { url: string } }) => part.image_url.url)
-      : [],
-  );
-}
 
 it("a Telegram photo reaches the model with its own turn only", { timeout: 120_000 }, async ({
   onTestFinished,
@@ -40,16 +24,7 @@ it("a Telegram photo reaches the model with its own turn only", { timeout: 120_0
   const telegram = await startFakeTelegram();
   onTestFinished(() => telegram.close());
   const config = testConfig(llm.baseUrlFor("openai"), workspaceDir, {
-    models: {
-      providers: {
-        scripted: {
-          baseUrl: llm.baseUrlFor("openai"),
-          api: "openai-completions",
-          apiKey: "sk-test-key",
-          models: [{ id: "m1", input: ["text", "image"], contextWindow: 32000, maxTokens: 4096 }],
-        },
-      },
-    },
+    models: visionModels(llm.baseUrlFor("openai")),
     channels: {
       telegram: {
         enabled: true,
