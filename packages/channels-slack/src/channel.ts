@@ -23,6 +23,7 @@ import {
   type OutboundMessage,
   type OutboundTarget,
   planReplyMessages,
+  readBoundedBody,
   resolveMaxMessagesPerReply,
   type SendResult,
   type SentMessage,
@@ -220,7 +221,7 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname !== path) return reply(res, 404);
     if (req.method !== "POST") return reply(res, 405, undefined, { allow: "POST" });
-    const body = await readBody(req, MAX_BODY_BYTES);
+    const body = await readBoundedBody(req, res, MAX_BODY_BYTES);
     if (body === undefined) return reply(res, 413);
     const signature = header(req, "x-slack-signature");
     const check = verifySlackSignature({
@@ -520,22 +521,6 @@ function reply(
 function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-/** The raw body, or undefined when it is larger than `limit` (the rest is drained, not buffered). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) tooLarge = true;
-      if (!tooLarge) chunks.push(chunk);
-    });
-    req.on("end", () => resolve(tooLarge ? undefined : Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

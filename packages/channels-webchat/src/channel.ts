@@ -18,6 +18,7 @@ import {
   type OutboundMessage,
   type OutboundTarget,
   planReplyMessages,
+  readBoundedBody,
   resolveMaxMessagesPerReply,
   type SendResult,
   type SentMessage,
@@ -176,7 +177,7 @@ export function createWebchatChannel(options: WebchatChannelOptions = {}): Webch
   const acceptMessage = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!String(req.headers["content-type"] ?? "").startsWith("application/json"))
       return send(res, 415, { error: "send application/json" });
-    const body = await readBody(req, maxBodyBytes);
+    const body = await readBoundedBody(req, res, maxBodyBytes);
     if (body === undefined) return send(res, 413, { error: `body larger than ${maxBodyBytes} bytes` });
     let payload: unknown;
     try {
@@ -417,19 +418,4 @@ function send(res: ServerResponse, status: number, body?: Record<string, unknown
 function unauthorised(res: ServerResponse): void {
   res.writeHead(401, { ...SECURITY_HEADERS, "www-authenticate": "Bearer", "cache-control": "no-store" });
   res.end();
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) tooLarge = true;
-      if (!tooLarge) chunks.push(chunk);
-    });
-    req.on("end", () => resolve(tooLarge ? undefined : Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
 }
