@@ -266,7 +266,7 @@ describe("a third party installs single packages with plain npm", () => {
     });
   });
 
-  it("the agent CLI installed globally: --help, and one line with exit 1 on a Node older than 22.19", async () => {
+  it("the agent CLI installed globally: --help, two real turns, and one line with exit 1 on a Node older than 22.19", async () => {
     const project = consumer("agent-global");
     const prefix = join(project.dir, "global");
     const install = await project.npm(["install", "--global", "--prefix", prefix, "@agent-kernel/agent"]);
@@ -275,6 +275,30 @@ describe("a third party installs single packages with plain npm", () => {
     const help = await project.run(agent, ["--help"]);
     expect(help.status, describeRun("agent --help", help)).toBe(0);
     expect(help.stdout).toMatch(/^Usage: agent /);
+
+    // A real turn from the installed layout (the bundle's externals — pi, better-sqlite3, kysely — resolved from
+    // what npm installed), against the fake LLM over HTTP, and a second turn that continues the session.
+    const workspace = join(project.dir, "workspace");
+    const stateDir = join(project.dir, "state");
+    const configPath = join(project.dir, "agent.json5");
+    mkdirSync(workspace, { recursive: true });
+    writeFileSync(
+      configPath,
+      `{ models: { providers: { scripted: { baseUrl: ${JSON.stringify(llm.baseUrlFor("openai"))}, api: "openai-completions",
+          models: [{ id: "m1", contextWindow: 32000, maxTokens: 4096 }] } } },
+        agents: { defaults: { model: "scripted/m1", workspace: ${JSON.stringify(workspace)} } } }`,
+    );
+    const flags = ["--config", configPath, "--state-dir", stateDir];
+    llm.enqueue(reply("Hello from the installed agent."));
+    const first = await project.run(agent, ["-m", "hi", ...flags]);
+    expect(first.status, describeRun("agent -m hi", first)).toBe(0);
+    expect(first.stdout).toBe("Hello from the installed agent.\n");
+    llm.enqueue(reply("Second turn."));
+    const second = await project.run(agent, ["-m", "again", ...flags]);
+    expect(second.status, describeRun("agent -m again", second)).toBe(0);
+    expect(second.stdout).toBe("Second turn.\n");
+    const runs = await project.run(agent, ["runs", "list", "--json", ...flags]);
+    expect(JSON.parse(runs.stdout)).toHaveLength(2);
 
     // The machine's own Node, when it is older than the packages need (Node 20 here): a clear refusal.
     const systemNode = "/usr/bin/node";
