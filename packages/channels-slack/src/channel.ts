@@ -1,11 +1,13 @@
-// The Slack adapter. Inbound in Events API mode (the default): an HTTP endpoint that verifies Slack's request
-// signatures, refuses stale and replayed requests, answers url_verification, dedupes Slack's retries, and hands
-// each user message to the gateway before acknowledging it; or in Socket Mode over socket-mode.ts, with the
-// same dedupe and accept-then-acknowledge rule; the dedupe survives a restart when given the session store's
-// channel state (handled-log.ts); shared pictures are downloaded into `images` first (inbound-images.ts). Outbound over the Web API (mrkdwn, chunking, threads, uploads, edits, rate
-// limits, at most `maxMessagesPerReply` messages per send with the rest uploaded as reply.md — channels-core's
-// `planReplyMessages` decides). Owns the adapter lifecycle. Does not own the wire client (web-api.ts), the event mapping
-// (normalize.ts), the dialect (mrkdwn.ts), nor access control and routing (channels-core).
+// The Slack adapter. Inbound in Events API mode (the default): an HTTP endpoint that reads at most 1 MB of a body
+// (channels-core's readBoundedBody), verifies Slack's request signatures, refuses stale and replayed requests,
+// answers url_verification, dedupes Slack's retries, and hands each user message to the gateway before
+// acknowledging it; or in Socket Mode over socket-mode.ts, with the same dedupe and accept-then-acknowledge rule.
+// The dedupe survives a restart when given the session store's channel state (handled-log.ts); shared pictures
+// are fetched only when the gateway asks (`loadImages`, inbound-images.ts). Outbound over the Web API (mrkdwn,
+// chunking, threads, uploads, edits, rate limits, at most `maxMessagesPerReply` messages per send with the rest
+// uploaded as reply.md — channels-core's `planReplyMessages` decides). Owns the adapter lifecycle. Does not own
+// its options (channel-options.ts), the wire client (web-api.ts), the event mapping (normalize.ts), the dialect
+// (mrkdwn.ts), nor access control and routing (channels-core).
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,7 +17,6 @@ import {
   type ChannelCapabilities,
   ChannelError,
   type ChannelStartOptions,
-  type ChunkMode,
   INBOUND_IMAGE_MAX_BYTES,
   type InboundHandler,
   type InboundMessage,
@@ -29,9 +30,10 @@ import {
   type SentMessage,
   textMessageBudget,
 } from "@agent-kernel/channels-core";
-import { CHANNEL_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
+import { CHANNEL_DEFAULTS } from "@agent-kernel/config";
+import type { SlackChannelOptions } from "./channel-options.ts";
 import { ExpiringSet } from "./expiring-set.ts";
-import { HandledLog, type SlackChannelStateLike, type WorkOutcome } from "./handled-log.ts";
+import { HandledLog, type WorkOutcome } from "./handled-log.ts";
 import { downloadSlackImages } from "./inbound-images.ts";
 import { escapeSlackText, formatSlackChunks, markdownToSlackMrkdwn } from "./mrkdwn.ts";
 import { normalizeSlackEvent, type SlackIdentity } from "./normalize.ts";
@@ -50,100 +52,11 @@ export const DEFAULT_SLACK_EVENTS_PATH = "/slack/events";
 /** Events API bodies are small; anything past this is not Slack. */
 const MAX_BODY_BYTES = 1024 * 1024;
 
-export type SlackChannelConfig = NonNullable<KernelConfig["channels"]["slack"]>;
-
-export interface SlackChannelOptions {
-  /** The bot token (`xoxb-…`). */
-  readonly botToken: string;
-  /** `events` (default): Slack POSTs to our endpoint; `socket`: we hold a Socket Mode WebSocket. */
-  readonly mode?: "events" | "socket";
-  /** The app's signing secret: every Events API request is verified with it (events mode). */
-  readonly signingSecret?: string;
-  /** The app-level token (`xapp-…`, scope `connections:write`), Socket Mode only. */
-  readonly appToken?: string;
-  /** Web API base URL (default `https://slack.com/api/`; tests point it at the fake). */
-  readonly apiBaseUrl?: string;
-  readonly accountId?: string;
-  /** Bind address of the events endpoint (default 127.0.0.1: put a TLS reverse proxy in front of it). */
-  readonly host?: string;
-  /** Port of the events endpoint (default 0: any free port, see `endpointUrl`). */
-  readonly port?: number;
-  /** Request URL path Slack posts events to (default `/slack/events`). */
-  readonly path?: string;
-  /** Characters per outbound message (default the config's `textChunkLimit`, 4000; at most 40000). */
-  readonly textChunkLimit?: number;
-  /** `length` (default): break at the last newline or space before the limit; `newline`: prefer paragraphs. */
-  readonly chunkMode?: ChunkMode;
-  /**
-   * Messages one reply may become (`channels.slack.maxMessagesPerReply`, default 10); past it the whole reply
-   * is uploaded as `reply.md` after the first limit - 1 messages (channels-core `planReplyMessages`).
-   */
-  readonly maxMessagesPerReply?: number;
-  /** Accept messages posted by other bots (default false). */
-  readonly allowBots?: boolean;
-  /** Rate-limit retries per Web API call (default 2). */
-  readonly maxRateLimitRetries?: number;
-  /** Longest `Retry-After` waited out before failing the call (default 60 s). */
-  readonly maxRetryAfterMs?: number;
-  /** Socket Mode: first reconnect delay after a dropped connection (default 1 s, doubling to 30 s). */
-  readonly reconnectDelayMs?: number;
-  /**
-   * Where handled event ids and message keys survive a restart (the session store's `store.channelState`),
-   * so an event Slack redelivers after a restart is acknowledged, not handled again. Unset = memory only.
-   */
-  readonly channelState?: SlackChannelStateLike;
-  /** How long a handled event stays marked in `channelState` (default 2 h; Slack retries for about 1 h). */
-  readonly dedupeTtlMs?: number;
-  /** Reports channel-state failures (a failed lookup answers the delivery as failed, so Slack retries it). */
-  readonly onError?: (error: Error) => void;
-  /** The clock of the handled-event dedupe (tests inject one; request timestamps are checked against real time). */
-  readonly now?: () => number;
-  /**
-   * Shared pictures (files with an image mimetype) are downloaded with the bot token (scope `files:read`) into
-   * `InboundMessage.images`, each up to this many bytes (default 6 MiB, the kernel's cap; 0: none downloaded).
-   * A picture that cannot be fetched is left out and reported to `onError`.
-   */
-  readonly maxImageBytes?: number;
-}
-
 export interface SlackChannel extends ChannelAdapter {
   /** The events endpoint's URL once started (`http://127.0.0.1:<port>/slack/events`); undefined in Socket Mode. */
   readonly endpointUrl: string | undefined;
   /** The bot's identity from auth.test, once started. */
   readonly identity: SlackIdentity | undefined;
-}
-
-/** Reads the adapter options from `channels.slack` (its `textChunkLimit`, tokens, secret and API URL). */
-export function slackOptionsFromConfig(
-  config: SlackChannelConfig,
-  extra: Omit<
-    SlackChannelOptions,
-    | "mode"
-    | "botToken"
-    | "signingSecret"
-    | "appToken"
-    | "apiBaseUrl"
-    | "textChunkLimit"
-    | "chunkMode"
-    | "maxMessagesPerReply"
-  > = {},
-): SlackChannelOptions {
-  if (!config.botToken) throw new Error("channels.slack.botToken is required (the xoxb- bot token)");
-  if (config.mode === "socket" && !config.appToken)
-    throw new Error("channels.slack.appToken is required in socket mode (the xapp- app-level token)");
-  if (config.mode === "events" && !config.signingSecret)
-    throw new Error("channels.slack.signingSecret is required in events mode (it verifies Slack's requests)");
-  return {
-    ...extra,
-    mode: config.mode,
-    botToken: config.botToken,
-    ...(config.signingSecret !== undefined ? { signingSecret: config.signingSecret } : {}),
-    ...(config.appToken !== undefined ? { appToken: config.appToken } : {}),
-    textChunkLimit: config.textChunkLimit,
-    maxMessagesPerReply: config.maxMessagesPerReply,
-    ...(config.chunkMode !== undefined ? { chunkMode: config.chunkMode } : {}),
-    ...(config.apiBaseUrl !== undefined ? { apiBaseUrl: config.apiBaseUrl } : {}),
-  };
 }
 
 export function createSlackChannel(options: SlackChannelOptions): SlackChannel {

@@ -7,10 +7,12 @@ export {
   DEFAULT_SLACK_EVENTS_PATH,
   SLACK_MAX_TEXT_LENGTH,
   type SlackChannel,
+} from "./channel.ts";
+export {
   type SlackChannelConfig,
   type SlackChannelOptions,
   slackOptionsFromConfig,
-} from "./channel.ts";
+} from "./channel-options.ts";
 export {
   SLACK_DEDUPE_KEY_PREFIX,
   SLACK_DEDUPE_TTL_MS,
