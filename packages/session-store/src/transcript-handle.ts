@@ -44,6 +44,11 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   #linePrefix: string | undefined;
   /** The journal's burst of this handle's last journaled append (see #appendToJournal). */
   #journaledInBurst = -1;
+  /**
+   * The session's leaf row as last read, with what proves it unchanged since: this connection's leaf writes
+   * (`leafWrites`) and `data_version` (other connections' commits) when it was read (see `syncState`).
+   */
+  #leafRow: { leafId: string | null; leafSeq: number | null; writes: number; version: number } | undefined;
 
   /** `header`: the stored header when the opener has just read it (saves reading it again). */
   constructor(
@@ -333,6 +338,42 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     // The leaf row first, then the shape: whatever the row names was committed before the shape is read.
     const row = this.#statements.selectLeaf.get(this.sessionId);
     return leafOf(this.#reads.shape().session, row?.leaf_id ?? null, row?.leaf_seq ?? null);
+  }
+
+  /**
+   * `count()` and `getLeafId()` together, as one look at SQLite when this process holds the session in its
+   * read cache: one `data_version` read proves both the cached shape and the leaf row read at the last call
+   * current (no other connection committed since, and this connection moved no leaf); otherwise the rows
+   * are read as those two calls read them. What a warm binding asks before each turn (is the store still
+   * exactly what I hold?).
+   */
+  syncState(): { readonly count: number; readonly leafId: string | null } {
+    try {
+      return this.#syncState();
+    } catch (error) {
+      throw this.#failure(error);
+    }
+  }
+
+  #syncState(): { readonly count: number; readonly leafId: string | null } {
+    const statements = this.#statements;
+    statements.foldSession(this.#cacheKey);
+    if (transcriptCache.find(this.#cacheKey)?.loaded !== true)
+      return { count: this.#count(), leafId: this.#leafId() };
+    // Read before the leaf row and the shape: a commit after it changes it again, and the next call reads.
+    const version = statements.dataVersion.get() ?? -1;
+    let row = this.#leafRow;
+    if (row === undefined || row.version !== version || row.writes !== statements.leafWrites) {
+      const writes = statements.leafWrites;
+      const stored = statements.selectLeaf.get(this.sessionId);
+      row = { leafId: stored?.leaf_id ?? null, leafSeq: stored?.leaf_seq ?? null, writes, version };
+      this.#leafRow = row;
+    }
+    const session = this.#reads.shape(version).session;
+    return {
+      count: session.seqs.length - session.quarantined.size,
+      leafId: leafOf(session, row.leafId, row.leafSeq),
+    };
   }
 
   getEntry(id: string): TranscriptEntry | undefined {

@@ -45,12 +45,14 @@ export class SessionReads {
   /**
    * This session in the read cache, brought up to date with what was appended since it was last read. The
    * bodies of new rows read on the way come back by position, so parsing them needs no second query.
+   * `dataVersion`: the connection's `PRAGMA data_version` if the caller read it just before.
    */
-  shape(): Shape {
+  shape(dataVersion?: number): Shape {
     const session = transcriptCache.session(this.#cacheKey);
     const statements = this.#statements;
-    // Proven current by this connection and nothing committed by another one since: no query needed.
-    const version = statements.dataVersion.get() ?? -1;
+    // Proven current by this connection and nothing committed by another one since: no query needed. A caller
+    // that has just read `data_version` passes it (read before anything it read since).
+    const version = dataVersion ?? statements.dataVersion.get() ?? -1;
     if (session.loaded && session.verifiedBy === statements && version === session.verifiedVersion)
       return { session, bodies: NO_BODIES };
     const bodies: string[] = [];

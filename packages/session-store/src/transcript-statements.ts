@@ -36,7 +36,13 @@ export class TranscriptStatements {
   readonly insertHeader: Statement<[string, string, string, string, string]>;
   readonly selectHeader: Statement<[string], { header: string }>;
   readonly selectLeaf: Statement<[string], { leaf_id: string | null; leaf_seq: number | null }>;
-  readonly updateLeaf: Statement<[string | null, string, string]>;
+  /** Moves a session's leaf; every call counts in `leafWrites` (whatever the outcome: a rollback only costs a read). */
+  readonly updateLeaf: { run(leafId: string | null, now: string, sessionId: string): unknown };
+  /**
+   * How many leaf writes this connection made: with `data_version` (other connections' commits) it proves a
+   * leaf row read earlier is still the stored one (transcript-handle.ts `syncState`).
+   */
+  leafWrites = 0;
   readonly insertEntry: Statement<
     [string, string, string | null, string, string, string, string | null, string, string | null]
   >;
@@ -75,10 +81,16 @@ export class TranscriptStatements {
     this.selectHeader = db.prepare("SELECT header FROM transcripts WHERE session_id = ?");
     this.selectLeaf = db.prepare("SELECT leaf_id, leaf_seq FROM transcripts WHERE session_id = ?");
     // leaf_seq: the highest seq in the table when the leaf moved; a later append (larger seq) supersedes it.
-    this.updateLeaf = db.prepare(
+    const updateLeaf = db.prepare<[string | null, string, string]>(
       "UPDATE transcripts SET leaf_id = ?, leaf_seq = (SELECT MAX(seq) FROM transcript_entries), updated_at = ? " +
         "WHERE session_id = ?",
     );
+    this.updateLeaf = {
+      run: (leafId, now, sessionId) => {
+        this.leafWrites++;
+        return updateLeaf.run(leafId, now, sessionId);
+      },
+    };
     // One autocommit statement per append: the parent check happens inside the insert, so a commit writes
     // the table and its one index and nothing else. No row inserted (changes 0) means a duplicate id or a
     // missing parent; the slow path in `#appendOne` tells them apart.

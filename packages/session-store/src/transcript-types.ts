@@ -63,6 +63,11 @@ export interface SqliteTranscript extends Transcript {
    * wrapper of a handle (a fenced one) keeps compiling; it delegates when it has it.
    */
   quarantined?(): QuarantinedRow[];
+  /**
+   * `count()` and `getLeafId()` in one call, answered from this process's read cache after one look at SQLite
+   * when nothing was committed since the last call. Optional, as `quarantined`: a wrapper delegates.
+   */
+  syncState?(): { readonly count: number; readonly leafId: string | null };
 }
 
 /**

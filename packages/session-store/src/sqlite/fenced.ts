@@ -231,6 +231,9 @@ export class FencedTranscript implements SqliteTranscript {
   count(): number {
     return this.#inner.count();
   }
+  syncState(): { readonly count: number; readonly leafId: string | null } {
+    return this.#inner.syncState?.() ?? { count: this.#inner.count(), leafId: this.#inner.getLeafId() };
+  }
   quarantined(): QuarantinedRow[] {
     return this.#inner.quarantined?.() ?? [];
   }

@@ -149,17 +149,23 @@ export function bindPiSessionManager(
   }
 
   const mirror = mirrorWrites(sessionManager, transcript, stored);
+  // One look at the store for both (SQLite: one data_version read while nothing was committed since), else two.
+  const syncState = (transcript as Transcript & SyncState).syncState?.bind(transcript);
   return {
     sessionManager,
     transcript,
     isNew: stored === 0,
     storedThinkingLevel: latestThinkingLevel(sessionManager),
     // Entries are immutable and only ever appended, so the same count and leaf mean the same transcript.
-    isInSync: () =>
-      !mirror.failed() &&
-      !mirror.holding() &&
-      transcript.count() === mirror.storedCount() &&
-      transcript.getLeafId() === sessionManager.getLeafId(),
+    isInSync: () => {
+      if (mirror.failed() || mirror.holding()) return false;
+      if (syncState === undefined)
+        return (
+          transcript.count() === mirror.storedCount() && transcript.getLeafId() === sessionManager.getLeafId()
+        );
+      const stored = syncState();
+      return stored.count === mirror.storedCount() && stored.leafId === sessionManager.getLeafId();
+    },
     storedCount: mirror.storedCount,
     deferWrites: mirror.defer,
     flushWrites: mirror.flush,
@@ -187,6 +193,11 @@ interface MirrorState {
   defer(): void;
   flush(): void;
   writeThrough(): void;
+}
+
+/** What the SQLite transcript offers beyond the contract: its count and leaf in one look. */
+interface SyncState {
+  syncState?(): { readonly count: number; readonly leafId: string | null };
 }
 
 /** What a transcript may offer beyond the contract: both session-store backends have it. */
