@@ -2,6 +2,12 @@
 // loaded from JSON5 with ${ENV} substitution and every default filled.
 export { type AgentConfig, defaultAgentId, listAgentIds, resolveAgentConfig } from "./agents.ts";
 export {
+  CONFIG_ENV_VAR,
+  type LoadConfigOptions,
+  type LoadedConfig,
+  resolvePath,
+} from "./config-file.ts";
+export {
   AGENT_DEFAULTS,
   AUTH_COOLDOWN_DEFAULTS,
   CHANNEL_DEFAULTS,
@@ -42,36 +48,33 @@ export { type ConfigFileExposure, checkConfigFileExposure } from "./file-exposur
 export { CONFIG_SCHEMA_ID, configJsonSchema } from "./json-schema.ts";
 export { findLiteralSecrets, type LiteralSecret } from "./literal-secrets.ts";
 export {
-  CONFIG_ENV_VAR,
-  type LoadConfigOptions,
-  type LoadedConfig,
   loadConfig,
   type ParseConfigOptions,
   type ParseConfigResult,
   parseConfig,
   parseConfigText,
-  resolvePath,
   safeParseConfig,
 } from "./load.ts";
-export { redactSecrets } from "./redact.ts";
 export {
-  configSchema,
-  type KernelConfig,
-  type KernelConfigInput,
+  CONFIG_CACHE_ENV_VAR,
+  configCacheDir,
+  type LoadConfigCachedOptions,
+  loadConfigCached,
+} from "./load-cached.ts";
+export { redactSecrets } from "./redact.ts";
+export { configSchema, type KernelConfig, type KernelConfigInput } from "./schema.ts";
+export type { AgentDefaults, AgentEntry } from "./schema-agents.ts";
+export type { Binding, ChannelConfig } from "./schema-channels.ts";
+export {
+  AGENT_ID_PATTERN,
+  KNOWN_CHANNELS,
   PROVIDER_APIS,
   QUEUE_MODES,
-} from "./schema.ts";
-export type { AgentDefaults, AgentEntry } from "./schema-agents.ts";
-export { type Binding, type ChannelConfig, KNOWN_CHANNELS } from "./schema-channels.ts";
-export { AGENT_ID_PATTERN, THINKING_LEVELS } from "./schema-primitives.ts";
-export type { SkillsConfig } from "./schema-skills.ts";
-export {
-  type AgentToolsConfig,
-  type ApplyPatchConfig,
+  THINKING_LEVELS,
   TOOL_PROFILES,
-  type ToolsConfig,
-  type WebFetchConfig,
-} from "./schema-tools.ts";
+} from "./schema-constants.ts";
+export type { SkillsConfig } from "./schema-skills.ts";
+export type { AgentToolsConfig, ApplyPatchConfig, ToolsConfig, WebFetchConfig } from "./schema-tools.ts";
 export { isCredentialKey, redactSecretText } from "./secrets.ts";
 export {
   applyStateDir,

@@ -1,16 +1,20 @@
-// Parsing and loading. Owns: where the config file is found, JSON5 parsing,
-// `${ENV}` substitution, validation with every default filled, and the
-// ConfigError a user sees. Does not own: the schema itself (schema.ts).
-import { readFileSync, statSync } from "node:fs";
-import { availableParallelism, homedir } from "node:os";
-import { isAbsolute, resolve } from "node:path";
+// Parsing and loading. Owns: JSON5 parsing, `${ENV}` substitution, validation
+// with every default filled, and the ConfigError a user sees. Does not own:
+// the schema itself (schema.ts) or finding and reading the file (config-file.ts).
 import JSON5 from "json5";
-import { DEFAULT_CONFIG_FILE, defaultMaxConcurrent } from "./defaults.ts";
+import {
+  CONFIG_ENV_VAR,
+  type LoadConfigOptions,
+  type LoadedConfig,
+  readConfigFile,
+  resolvePath,
+} from "./config-file.ts";
 import { type Environment, substituteEnv } from "./env.ts";
-import { ConfigError, type ConfigIssue, issuesFromZod, knownKeysOf } from "./errors.ts";
+import { ConfigError, type ConfigIssue, issuesFromZod, type KnownKeysAt, knownKeysOf } from "./errors.ts";
+import { fillMachineDefaults } from "./machine-defaults.ts";
 import { configSchema, type KernelConfig } from "./schema.ts";
 
-export const CONFIG_ENV_VAR = "AGENT_KERNEL_CONFIG";
+export { CONFIG_ENV_VAR, type LoadConfigOptions, type LoadedConfig, resolvePath };
 
 export interface ParseConfigOptions {
   /** Variables for `${NAME}` references; default `process.env`. */
@@ -27,6 +31,16 @@ export type ParseConfigResult =
 
 /** Validates an already-parsed value (e.g. from JSON5); never throws. */
 export function safeParseConfig(input: unknown, options: ParseConfigOptions = {}): ParseConfigResult {
+  const result = validateConfig(input, options);
+  if (result.ok) fillMachineDefaults(result.config, options.cpuCount);
+  return result;
+}
+
+/**
+ * The schema's verdict on `input` with its defaults, but before the defaults that depend on the machine
+ * (`fillMachineDefaults`): what the validation cache (load-cached.ts) keeps, since it holds on any machine.
+ */
+export function validateConfig(input: unknown, options: ParseConfigOptions = {}): ParseConfigResult {
   const source = options.sourceName ?? "(inline)";
   const substituted = substituteEnv(input, options.env ?? process.env);
   const parsed = configSchema.safeParse(substituted.value, { reportInput: true });
@@ -35,9 +49,7 @@ export function safeParseConfig(input: unknown, options: ParseConfigOptions = {}
   if (issues.length > 0 || !parsed.success) {
     return { ok: false, error: new ConfigError(source, dedupe(issues)) };
   }
-  const config = parsed.data;
-  config.agents.defaults.maxConcurrent ??= defaultMaxConcurrent(options.cpuCount ?? availableCpus());
-  return { ok: true, config };
+  return { ok: true, config: parsed.data };
 }
 
 /** Validates an already-parsed value; throws ConfigError listing every problem. */
@@ -50,82 +62,34 @@ export function parseConfig(input: unknown, options: ParseConfigOptions = {}): K
 /** Parses JSON5 text and validates it; throws ConfigError (syntax errors with line, column and the line itself). */
 export function parseConfigText(text: string, options: ParseConfigOptions = {}): KernelConfig {
   const source = options.sourceName ?? "(inline)";
-  let raw: unknown;
+  return parseConfig(parseJson5(text, source), { ...options, sourceName: source });
+}
+
+/** The JSON5 value of `text` (an empty text is `{}`); throws ConfigError naming the line and column. */
+export function parseJson5(text: string, source: string): unknown {
   try {
-    raw = text.trim() === "" ? {} : JSON5.parse(text);
+    return text.trim() === "" ? {} : JSON5.parse(text);
   } catch (error) {
     throw new ConfigError(source, [syntaxIssue(text, error)]);
   }
-  return parseConfig(raw, { ...options, sourceName: source });
-}
-
-export interface LoadConfigOptions extends Omit<ParseConfigOptions, "sourceName"> {
-  /** An explicit file; else $AGENT_KERNEL_CONFIG; else ~/.agent-kernel/config.json5 if it exists. */
-  readonly path?: string;
-  /** Resolves relative paths; default process.cwd(). */
-  readonly cwd?: string;
-  /** Replaces the home directory for `~`; default os.homedir(). */
-  readonly homeDir?: string;
-}
-
-export interface LoadedConfig {
-  readonly config: KernelConfig;
-  /** The file read, or undefined when no file exists and defaults were used. */
-  readonly path: string | undefined;
-  /** How the file was chosen. */
-  readonly origin: "argument" | "env" | "default-path" | "defaults-only";
 }
 
 /** Finds, reads, parses and validates the config file; throws ConfigError on any problem. */
 export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
-  const cwd = options.cwd ?? process.cwd();
-  const home = options.homeDir ?? homedir();
-  const fromEnv = env[CONFIG_ENV_VAR]?.trim() || undefined;
-  const origin = options.path !== undefined ? "argument" : fromEnv !== undefined ? "env" : "default-path";
-  const given = options.path ?? fromEnv ?? DEFAULT_CONFIG_FILE;
-  const path = resolvePath(given, cwd, home);
-  const how = origin === "env" ? ` (from $${CONFIG_ENV_VAR})` : "";
-
-  let text: string;
-  try {
-    if (statSync(path).isDirectory())
-      throw new ConfigError(path, [fileIssue(`${path}${how} is a directory, expected a file`)]);
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" && origin === "default-path") {
-      return {
-        config: parseConfig({}, { ...options, env, sourceName: "(defaults)" }),
-        path: undefined,
-        origin: "defaults-only",
-      };
-    }
-    const reason =
-      code === "ENOENT"
-        ? "does not exist"
-        : code === "EACCES"
-          ? "is not readable"
-          : `cannot be read (${code ?? String(error)})`;
-    throw new ConfigError(path, [fileIssue(`config file ${path}${how} ${reason}`)]);
+  const file = readConfigFile(options);
+  if (file.text === undefined) {
+    return {
+      config: parseConfig({}, { ...options, env, sourceName: "(defaults)" }),
+      path: undefined,
+      origin: "defaults-only",
+    };
   }
-  return { config: parseConfigText(text, { ...options, env, sourceName: path }), path, origin };
-}
-
-/** Expands a leading `~` and resolves against `cwd`. */
-export function resolvePath(path: string, cwd: string, home: string): string {
-  const expanded = path === "~" ? home : path.startsWith("~/") ? `${home}${path.slice(1)}` : path;
-  return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
-}
-
-function availableCpus(): number {
-  // Honours cgroup CPU limits, unlike os.cpus().length.
-  return availableParallelism();
-}
-
-function fileIssue(message: string): ConfigIssue {
-  return { path: [], kind: "file", message };
+  return {
+    config: parseConfigText(file.text, { ...options, env, sourceName: file.path }),
+    path: file.path,
+    origin: file.origin,
+  };
 }
 
 function syntaxIssue(text: string, error: unknown): ConfigIssue {
@@ -157,4 +121,12 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
   });
 }
 
-const configKnownKeys = knownKeysOf(configSchema);
+/**
+ * The keys the schema knows at each path, for "did you mean" hints; looked up when a config is invalid, so
+ * that loading this module does not touch the schema (which is then built only when a config is validated).
+ */
+let knownKeys: KnownKeysAt | undefined;
+const configKnownKeys: KnownKeysAt = (path) => {
+  knownKeys ??= knownKeysOf(configSchema);
+  return knownKeys(path);
+};

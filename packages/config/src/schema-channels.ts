@@ -6,10 +6,11 @@
 // enforcing any of it (channels-core).
 import { z } from "zod";
 import { CHANNEL_DEFAULTS, WEBCHAT_DEFAULTS } from "./defaults.ts";
+import { KNOWN_CHANNELS } from "./schema-constants.ts";
 import { agentId, nonEmptyString, nonNegativeInt, onOff, peerId, positiveInt } from "./schema-primitives.ts";
 import { toolListPolicy } from "./schema-tools.ts";
 
-export const KNOWN_CHANNELS = ["telegram", "slack", "webchat"] as const;
+export { KNOWN_CHANNELS };
 
 const groupSettings = z.strictObject({
   enabled: z.boolean().optional(),

@@ -2,9 +2,9 @@
 // Owns: what a valid value looks like and the "expected ..." phrase a user
 // reads when it is not. Does not own: normalising refs (runtime-resolver).
 import { z } from "zod";
+import { AGENT_ID_PATTERN, THINKING_LEVELS } from "./schema-constants.ts";
 
-/** OpenClaw's isValidAgentId, case-insensitive; stored lower-cased. */
-export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/i;
+export { AGENT_ID_PATTERN, THINKING_LEVELS };
 
 export const agentId = z
   .string()
@@ -52,17 +52,6 @@ export const modelsMap = z
   )
   .describe('Models by "provider/model": alias and params. Also the allowlist when non-empty.');
 
-export const THINKING_LEVELS = [
-  "off",
-  "minimal",
-  "low",
-  "medium",
-  "high",
-  "xhigh",
-  "adaptive",
-  "max",
-  "ultra",
-] as const;
 export const thinkingLevel = z.enum(THINKING_LEVELS);
 export const verboseLevel = z.enum(["off", "on", "full"]);
 export const reasoningLevel = z.enum(["off", "on", "stream"]);

@@ -4,9 +4,10 @@
 // (tool-policy does, and reports unknown group names with their config path).
 import { z } from "zod";
 import { TOOLS_DEFAULTS } from "./defaults.ts";
+import { TOOL_PROFILES } from "./schema-constants.ts";
 import { nonEmptyString, positiveInt, toolPatternList } from "./schema-primitives.ts";
 
-export const TOOL_PROFILES = ["minimal", "coding", "messaging", "full"] as const;
+export { TOOL_PROFILES };
 export const toolProfile = z.enum(TOOL_PROFILES);
 
 const allowDeny = {

@@ -12,6 +12,7 @@ import {
 } from "./defaults.ts";
 import { agentsConfig } from "./schema-agents.ts";
 import { binding, channelsConfig, KNOWN_CHANNELS } from "./schema-channels.ts";
+import { PROVIDER_APIS, QUEUE_MODES } from "./schema-constants.ts";
 import {
   agentId,
   modelSelection,
@@ -24,7 +25,8 @@ import { skillsConfig } from "./schema-skills.ts";
 import { toolsConfig } from "./schema-tools.ts";
 import { closestMatch } from "./suggest.ts";
 
-export const QUEUE_MODES = ["steer", "followup", "collect", "interrupt"] as const;
+export { PROVIDER_APIS, QUEUE_MODES };
+
 const queueMode = z.enum(QUEUE_MODES);
 
 const sessionConfig = z.strictObject({
@@ -96,13 +98,6 @@ const authConfig = z.strictObject({
     })
     .prefault({}),
 });
-
-export const PROVIDER_APIS = [
-  "openai-completions",
-  "openai-responses",
-  "anthropic-messages",
-  "google-generative-ai",
-] as const;
 
 const customModel = z.strictObject({
   id: nonEmptyString,

@@ -3,7 +3,7 @@
 // config a program already resolved: `store.stateDir`, then the variable, then ~/.agent-kernel) and turning
 // `~` and relative paths into absolute ones. Does not own: the layout inside the state dir (session-store).
 import { homedir } from "node:os";
-import { resolvePath } from "./load.ts";
+import { resolvePath } from "./config-file.ts";
 import type { KernelConfig } from "./schema.ts";
 
 /** The environment variable naming the state dir. */
