@@ -129,9 +129,9 @@ export async function runAgentCli(
       outputError: () => {},
     });
 
-  const contextOf = (command: Command): { context: CommandContext; flags: RootFlags } => {
+  const contextOf = async (command: Command): Promise<{ context: CommandContext; flags: RootFlags }> => {
     const flags = command.optsWithGlobals<RootFlags>();
-    return { context: loadCommandContext(flags, io), flags };
+    return { context: await loadCommandContext(flags, io), flags };
   };
 
   program.action(async () => {
@@ -150,7 +150,7 @@ export async function runAgentCli(
     }
     const { readImageFiles } = await import("./image-files.ts");
     const images = readImageFiles(flags.image ?? []);
-    const loaded = loadCommandContext(flags, io);
+    const loaded = await loadCommandContext(flags, io);
     const { runTurn } = await import("./commands/turn.ts");
     exitCode = await runTurn(loaded, { ...flags, message: flags.message, images }, io, signal);
   });
@@ -161,7 +161,7 @@ export async function runAgentCli(
     .description("sessions of one agent (--agent) or every agent, most recent first")
     .option("--limit <n>", "show at most n", positiveInteger("--limit"))
     .action(async function (this: Command) {
-      const { context, flags } = contextOf(this);
+      const { context, flags } = await contextOf(this);
       const { sessionsList } = await import("./commands/inspect.ts");
       exitCode = await sessionsList(context, flagsOf(this, flags), io);
     });
@@ -170,7 +170,7 @@ export async function runAgentCli(
     .description("a session (by key or session id): metadata, messages and its runs")
     .option("--limit <n>", "show at most n runs", positiveInteger("--limit"))
     .action(async function (this: Command, key: string) {
-      const { context, flags } = contextOf(this);
+      const { context, flags } = await contextOf(this);
       const { sessionsShow } = await import("./commands/inspect.ts");
       exitCode = await sessionsShow(context, key, flagsOf(this, flags), io);
     });
@@ -181,7 +181,7 @@ export async function runAgentCli(
     .description("recent runs, newest first (of one session with --session-key)")
     .option("--limit <n>", "show at most n (default 20)", positiveInteger("--limit"))
     .action(async function (this: Command) {
-      const { context, flags } = contextOf(this);
+      const { context, flags } = await contextOf(this);
       const { runsList } = await import("./commands/inspect.ts");
       exitCode = await runsList(context, { ...flagsOf(this, flags), sessionKey: flags.sessionKey }, io);
     });
@@ -190,7 +190,7 @@ export async function runAgentCli(
     .description("every decision of a run: runtime, tool policy, attempts, fallback, tool calls, replies")
     .option("--prompt", "print the system prompt the run's model was sent (--json: with its sha256)")
     .action(async function (this: Command, runId: string) {
-      const { context, flags } = contextOf(this);
+      const { context, flags } = await contextOf(this);
       if (this.opts<{ prompt?: boolean }>().prompt) {
         const { runPrompt } = await import("./commands/prompt.ts");
         exitCode = await runPrompt(context, runId, { json: flags.json }, io);
@@ -206,7 +206,7 @@ export async function runAgentCli(
     .command("list")
     .description("skills found, which are offered, and why each gated one is not")
     .action(async function (this: Command) {
-      const { context, flags } = contextOf(this);
+      const { context, flags } = await contextOf(this);
       const { skillsList } = await import("./commands/skills.ts");
       exitCode = await skillsList(context, { agent: flags.agent, json: flags.json }, io);
     });
@@ -216,7 +216,7 @@ export async function runAgentCli(
     .description("re-run a stored run offline against a scripted model built from its recorded replies")
     .option("--keep", "keep the scratch state dir and workspace")
     .action(async function (this: Command, runId: string) {
-      const { context, flags } = contextOf(this);
+      const { context, flags } = await contextOf(this);
       const { replay } = await import("./commands/replay.ts");
       const keep = this.opts<{ keep?: boolean }>().keep;
       exitCode = await replay(context, runId, { json: flags.json, keep }, io);
@@ -228,7 +228,7 @@ export async function runAgentCli(
       "migrate the store, import legacy pi JSONL / OpenClaw sessions.json files or folders, check it",
     )
     .action(async function (this: Command, legacy: string[] | undefined) {
-      const { context, flags } = contextOf(this);
+      const { context, flags } = await contextOf(this);
       const { doctor } = await import("./commands/doctor.ts");
       exitCode = await doctor(context, legacy ?? [], { agent: flags.agent, json: flags.json }, io);
     });

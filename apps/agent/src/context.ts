@@ -4,7 +4,7 @@
 // rule is @agent-kernel/config's `applyStateDir`, shared by every app) and turning a config error into a usage
 // error. The resolved state dir is written back into the config so the store and the runtime agree.
 // Does not own: the config's rules (@agent-kernel/config) or the store (the kernel facades).
-import { applyStateDir, ConfigError, type KernelConfig, loadConfig } from "@agent-kernel/config";
+import { applyStateDir, ConfigError, type KernelConfig, loadConfigCached } from "@agent-kernel/config";
 import { CliError, EXIT } from "./exit-codes.ts";
 import type { CliIo } from "./io.ts";
 
@@ -19,10 +19,14 @@ export interface CommandContext {
   readonly stateDir: string;
 }
 
-export function loadCommandContext(flags: GlobalFlags, io: CliIo): CommandContext {
-  let loaded: ReturnType<typeof loadConfig>;
+/**
+ * Loads the config through the config package's validation cache: a config file validated before by this
+ * release is not validated again (nor the schema built), which is most of what a start spends on its config.
+ */
+export async function loadCommandContext(flags: GlobalFlags, io: CliIo): Promise<CommandContext> {
+  let loaded: Awaited<ReturnType<typeof loadConfigCached>>;
   try {
-    loaded = loadConfig({
+    loaded = await loadConfigCached({
       env: io.env,
       cwd: io.cwd,
       ...(flags.config === undefined ? {} : { path: flags.config }),
