@@ -29,7 +29,7 @@ import {
   systemPromptHash,
 } from "./system-prompt.ts";
 import type { AttemptTrace, RunTrace } from "./tracing.ts";
-import { attachTurnImages, fitImagesToModel } from "./turn-images.ts";
+import { attachTurnImages, fitImagesToModel, NO_TURN_IMAGES } from "./turn-images.ts";
 import { addUsage, type TurnScope } from "./turn-state.ts";
 import { sandboxPromptFacts } from "./turn-tools.ts";
 import { recordAttemptSettings } from "./turn-transcript.ts";
@@ -77,6 +77,8 @@ export interface AttemptRun {
   readonly trace: AttemptTrace;
 }
 
+const NO_UNSUBSCRIBE = (): void => {};
+
 /** Each AgentSession's system prompt hash (pi renders the prompt anew, ≈ 10 KB, every time it is asked). */
 const promptHashes = new WeakMap<AgentSession, string>();
 
@@ -119,13 +121,17 @@ export class AttemptRunner {
     const profile = profileId === undefined ? undefined : recovery.profile(profileId);
     const level = clampThinkLevel(recovery.thinking, supportedThinkLevels(model));
     const attemptTrace = this.#inputs.trace.startAttempt(index, model, level, profileId);
-    const modelRuntime = await context.models.runtimeFor(model, {
-      profileId,
-      secret: profile === undefined ? undefined : secretOf(profile),
-    });
+    const credential = { profileId, secret: profile === undefined ? undefined : secretOf(profile) };
+    // Awaited only when it is still being created (a process's first turn on it).
+    const modelRuntime =
+      context.models.readyRuntimeFor(model, credential) ??
+      (await context.models.runtimeFor(model, credential));
 
-    // Checked before anything is sent: pi's own check (in `prompt` only) answers with its `/login` text.
-    const noCredential = await missingCredential(modelRuntime, model, profileId);
+    // Checked before anything is sent: pi's own check (in `prompt` only) answers with its `/login` text. A
+    // configured key answers at once; only the ambient-credential check has to be awaited.
+    const noCredential = modelRuntime.hasConfiguredAuth(model.provider)
+      ? undefined
+      : await missingCredential(modelRuntime, model, profileId);
 
     const hasMessages = recordAttemptSettings(sessionManager, model, level);
     const fresh: AgentSessionShape = {
@@ -188,14 +194,21 @@ export class AttemptRunner {
       ...(context.reply ?? {}),
       messagingToolSentTexts: () => state.messagingTexts,
     });
-    const unsubscribeCallbacks = subscribeReplyCallbacks(reply, {
-      ...(callbacks?.onPartialReply ? { onPartialReply: callbacks.onPartialReply } : {}),
-      ...(callbacks?.onBlockReply ? { onBlockReply: callbacks.onBlockReply } : {}),
-      ...(callbacks?.onReasoningStream ? { onReasoningStream: callbacks.onReasoningStream } : {}),
-    });
+    // A caller with none of these callbacks (a turn whose reply is delivered whole) subscribes nothing.
+    const unsubscribeCallbacks =
+      callbacks?.onPartialReply || callbacks?.onBlockReply || callbacks?.onReasoningStream
+        ? subscribeReplyCallbacks(reply, {
+            ...(callbacks.onPartialReply ? { onPartialReply: callbacks.onPartialReply } : {}),
+            ...(callbacks.onBlockReply ? { onBlockReply: callbacks.onBlockReply } : {}),
+            ...(callbacks.onReasoningStream ? { onReasoningStream: callbacks.onReasoningStream } : {}),
+          })
+        : NO_UNSUBSCRIBE;
     const { observation, unsubscribe } = bridgeSession(session, { log, reply, callbacks, limits });
     // This turn's images go with this turn's requests only (turn-images.ts), fitted to this attempt's model.
-    const imageBlocks = await fitImagesToModel(request.images ?? [], model);
+    const imageBlocks =
+      request.images === undefined || request.images.length === 0
+        ? NO_TURN_IMAGES
+        : await fitImagesToModel(request.images, model);
     if (imageBlocks.omitted > 0) {
       log.emit("lifecycle", {
         phase: "images_omitted",

@@ -53,7 +53,12 @@ import { resolveTurnLimits, TurnLimits } from "./turn-limits.ts";
 import { newTurnState, type TurnScope } from "./turn-state.ts";
 import { TurnStopper } from "./turn-stop.ts";
 import { prepareTurnSandbox, turnTools } from "./turn-tools.ts";
-import { flushTranscript, resolveBootstrap, storeWhatIsHeld } from "./turn-transcript.ts";
+import {
+  flushTranscript,
+  recordedBootstrapFiles,
+  resolveBootstrap,
+  storeWhatIsHeld,
+} from "./turn-transcript.ts";
 import type { TurnContext, TurnRequest, TurnResult } from "./types.ts";
 import { WarmAgentSessions } from "./warm-agent-sessions.ts";
 
@@ -98,14 +103,16 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   log.emit("lifecycle", { phase: "start", entryPoint: request.entryPoint, sessionId: context.sessionId });
   const runTrace = RunTrace.start(runId, context, request, firstCandidate);
 
-  // Stop causes: the caller's signal, the turn timeout, the stall watchdog. The first one wins.
-  const stopper = new TurnStopper(request.signal, request.timeoutMs);
+  // Stop causes: the caller's signal, the turn timeout, the stall watchdog. The first one wins. The turn
+  // timeout is on the limits' watchdog timer (one timer a turn), not a timer of the stopper's own.
+  const stopper = new TurnStopper(request.signal, 0);
   // A limit hit stops what pi is doing (the session is aborted) without a stop cause: the attempt then ends
   // as the limit's, not as a failure to recover from.
-  const limits = new TurnLimits(resolveTurnLimits(config, context.agentId, context.stallTimeoutMs), {
-    onStall: () => stopper.stop("stalled"),
-    onBreach: () => stopper.abortSession(),
-  });
+  const limits = new TurnLimits(
+    resolveTurnLimits(config, context.agentId, context.stallTimeoutMs),
+    { onStall: () => stopper.stop("stalled"), onBreach: () => stopper.abortSession() },
+    { ms: request.timeoutMs, onTimeout: () => stopper.stop("timeout") },
+  );
   const state = newTurnState();
   const turn: TurnScope = { context, request, runId, now, log, limits, stopper, state };
 
@@ -124,7 +131,9 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
     binding = activeBinding;
     activeBinding.deferWrites();
     const sessionManager = activeBinding.sessionManager;
-    const bootstrapFiles = await resolveBootstrap(context, sessionManager, mode, agentConfig);
+    const bootstrapFiles =
+      recordedBootstrapFiles(sessionManager) ??
+      (await resolveBootstrap(context, sessionManager, mode, agentConfig));
     // The session's skills: its recorded snapshot, or one taken now and recorded (skills/snapshot.ts).
     const skills = resolveSessionSkills(sessionManager, () =>
       buildSkillsSnapshot(config, context.workspaceDir, { stateDir: context.runtime.stateDir }),

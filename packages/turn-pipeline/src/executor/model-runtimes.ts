@@ -61,6 +61,8 @@ export class ModelRuntimePool {
   readonly #config: KernelConfig;
   readonly #native: ReadonlyMap<string, Provider>;
   readonly #runtimes = new Map<string, Promise<ModelRuntime>>();
+  /** The runtimes created so far, by the same key: a warm turn takes its runtime without awaiting. */
+  readonly #ready = new Map<string, ModelRuntime>();
 
   constructor(options: ModelRuntimePoolOptions) {
     this.#config = options.config;
@@ -80,15 +82,23 @@ export class ModelRuntimePool {
 
   /** A runtime that streams `model` with `credential`; created once per provider, profile and secret. */
   runtimeFor(model: Model<Api>, credential: AttemptCredential): Promise<ModelRuntime> {
-    const key = [model.provider, credential.profileId ?? "", credential.secret ?? ""].join("\u0000");
+    const key = runtimeKey(model, credential);
     let runtime = this.#runtimes.get(key);
     if (!runtime) {
       runtime = this.#create(model, credential);
       // A failed creation is not cached: the next attempt tries again.
-      runtime.catch(() => this.#runtimes.delete(key));
+      runtime.then(
+        (created) => this.#ready.set(key, created),
+        () => this.#runtimes.delete(key),
+      );
       this.#runtimes.set(key, runtime);
     }
     return runtime;
+  }
+
+  /** `runtimeFor`'s runtime when it is created already (the usual case after a first turn), else undefined. */
+  readyRuntimeFor(model: Model<Api>, credential: AttemptCredential): ModelRuntime | undefined {
+    return this.#ready.get(runtimeKey(model, credential));
   }
 
   async #create(model: Model<Api>, credential: AttemptCredential): Promise<ModelRuntime> {
@@ -130,4 +140,9 @@ export class ModelRuntimePool {
     await runtime.refresh({ allowNetwork: false, providers: [providerId] });
     return runtime;
   }
+}
+
+/** One runtime per provider, profile and secret. */
+function runtimeKey(model: Model<Api>, credential: AttemptCredential): string {
+  return `${model.provider}\u0000${credential.profileId ?? ""}\u0000${credential.secret ?? ""}`;
 }

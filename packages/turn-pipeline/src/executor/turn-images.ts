@@ -32,12 +32,19 @@ export function modelTakesImages(model: Model<Api>): boolean {
   return model.input.includes("image");
 }
 
+/** A turn without images: nothing to fit or attach (shared: never changed). */
+export const NO_TURN_IMAGES: TurnImageBlocks = Object.freeze({
+  images: Object.freeze([]) as readonly ImageContent[],
+  notes: Object.freeze([]) as readonly string[],
+  omitted: 0,
+});
+
 /** The images as this model gets them: resized to its limits, or omitted with a note saying so. */
 export async function fitImagesToModel(
   images: readonly ImageContent[],
   model: Model<Api>,
 ): Promise<TurnImageBlocks> {
-  if (images.length === 0) return { images: [], notes: [], omitted: 0 };
+  if (images.length === 0) return NO_TURN_IMAGES;
   if (!modelTakesImages(model)) {
     return {
       images: [],

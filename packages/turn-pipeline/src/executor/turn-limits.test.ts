@@ -162,4 +162,33 @@ describe("TurnLimits", () => {
     expect(idle.limits.breach).toBeUndefined();
     idle.limits.dispose();
   });
+
+  it("keeps the turn's timeout on the watchdog's one timer: it fires once, after a stall too, and not after dispose", async () => {
+    const seen = { stalls: 0, timeouts: 0 };
+    const turn = new TurnLimits(
+      { ...VALUES, streamIdleMs: 30, maxStreamMs: 10_000 },
+      { onStall: () => (seen.stalls += 1), onBreach: () => {} },
+      { ms: 120, onTimeout: () => (seen.timeouts += 1) },
+    );
+    // a model call that goes quiet: the stall comes first, the turn's timeout still follows
+    turn.activity(true);
+    await delay(70);
+    expect(seen).toEqual({ stalls: 1, timeouts: 0 });
+    const until = performance.now() + 2_000;
+    while (performance.now() < until && seen.timeouts === 0) await delay(10);
+    expect(seen).toEqual({ stalls: 1, timeouts: 1 });
+    await delay(50);
+    expect(seen.timeouts).toBe(1);
+    turn.dispose();
+
+    const disposed = { timeouts: 0 };
+    const ended = new TurnLimits(
+      VALUES,
+      { onStall: () => {}, onBreach: () => {} },
+      { ms: 30, onTimeout: () => (disposed.timeouts += 1) },
+    );
+    ended.dispose();
+    await delay(80);
+    expect(disposed.timeouts).toBe(0);
+  });
 });

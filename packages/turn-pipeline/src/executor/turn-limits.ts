@@ -106,6 +106,13 @@ export interface TurnLimitHandlers {
   readonly onBreach: (breach: LimitBreach) => void;
 }
 
+/** The turn's own timeout, kept on the watchdog's timer (one timer a turn instead of two). */
+export interface TurnTimeout {
+  /** From the limits' creation; 0 or less: none. */
+  readonly ms: number;
+  readonly onTimeout: () => void;
+}
+
 /** What streamed piece a budget is asked about. */
 export type StreamedKind = "text" | "thinking" | "toolcall";
 
@@ -138,14 +145,29 @@ export class TurnLimits implements StreamLimits {
   #idleDeadline: number | undefined;
   #streamDeadline: number | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** When the pending timer fires (`performance.now()` time). */
+  #timerAt = 0;
+  /** The turn's timeout (`TurnTimeout`), while it has not fired. */
+  #turnDeadline: number | undefined;
+  readonly #onTurnTimeout: (() => void) | undefined;
   #responseChars = 0;
   #textKept = 0;
   /** The line that ends the response being cut; undefined while it is not. */
   #cutNotice: string | undefined;
 
-  constructor(values: TurnLimitValues, handlers: TurnLimitHandlers) {
+  constructor(values: TurnLimitValues, handlers: TurnLimitHandlers, turnTimeout?: TurnTimeout) {
     this.values = values;
     this.#handlers = handlers;
+    if (turnTimeout !== undefined && turnTimeout.ms > 0) {
+      const now = performance.now();
+      this.#turnDeadline = now + turnTimeout.ms;
+      this.#onTurnTimeout = turnTimeout.onTimeout;
+      // One timer for the whole turn, armed now: no later than the turn's timeout, and no later than the
+      // earliest a stream deadline can fall (a model call starts after now), so `activity` never re-arms it;
+      // when it fires with nothing due it re-arms for what is left.
+      const firstWatch = now + Math.min(values.streamIdleMs, values.maxStreamMs);
+      this.#arm(Math.min(this.#turnDeadline, firstWatch), now);
+    }
   }
 
   /** The first limit the turn hit, if any. */
@@ -233,45 +255,59 @@ export class TurnLimits implements StreamLimits {
     // Deadlines, not a timer per event: every event only moves the idle deadline (a stream sends hundreds),
     // and the one pending timer re-arms itself for what is left when it fires early.
     this.#idleDeadline = now + this.values.streamIdleMs;
-    this.#timer ??= setTimeout(this.#check, this.#nextDeadline() - now);
+    // Re-armed only when the pending timer would fire after the deadlines (it was armed for a later one).
+    const next = this.#nextDeadline();
+    if (this.#timer === undefined || this.#timerAt > next) this.#arm(next, now);
   }
 
-  /** Stops the watchdog's timer (the turn is over). */
+  /** The one pending timer, set to fire at `at` (replacing one pending). */
+  #arm(at: number, now: number): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(this.#check, delay(at - now));
+  }
+
+  /** Stops the watchdog's timer and the turn's timeout (the turn is over). */
   dispose(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#idleDeadline = undefined;
     this.#streamDeadline = undefined;
+    this.#turnDeadline = undefined;
   }
 
   readonly #check = (): void => {
     this.#timer = undefined;
-    if (this.#idleDeadline === undefined) return;
     const now = performance.now();
-    if (this.#streamDeadline !== undefined && now >= this.#streamDeadline) {
-      this.#idleDeadline = undefined;
-      this.#streamDeadline = undefined;
-      const seconds = Math.round(this.values.maxStreamMs / 1000);
-      this.#cutResponse({
-        reason: "stream_time_limit",
-        message: `a model response streamed for longer than ${this.values.maxStreamMs} ms (streamMaxSeconds: ${seconds})`,
-        notice: `⚠️ Cut: the model kept streaming past the ${seconds} s limit for one reply.`,
-        inReply: true,
-      });
-      return;
+    if (this.#turnDeadline !== undefined && now >= this.#turnDeadline) {
+      this.#turnDeadline = undefined;
+      this.#onTurnTimeout?.();
     }
-    if (now >= this.#idleDeadline) {
-      this.#idleDeadline = undefined;
-      this.#streamDeadline = undefined;
-      this.#handlers.onStall();
-      return;
+    if (this.#idleDeadline !== undefined) {
+      if (this.#streamDeadline !== undefined && now >= this.#streamDeadline) {
+        this.#idleDeadline = undefined;
+        this.#streamDeadline = undefined;
+        const seconds = Math.round(this.values.maxStreamMs / 1000);
+        this.#cutResponse({
+          reason: "stream_time_limit",
+          message: `a model response streamed for longer than ${this.values.maxStreamMs} ms (streamMaxSeconds: ${seconds})`,
+          notice: `⚠️ Cut: the model kept streaming past the ${seconds} s limit for one reply.`,
+          inReply: true,
+        });
+      } else if (now >= this.#idleDeadline) {
+        this.#idleDeadline = undefined;
+        this.#streamDeadline = undefined;
+        this.#handlers.onStall();
+      }
     }
-    this.#timer = setTimeout(this.#check, this.#nextDeadline() - now);
+    // What is still ahead (the turn's timeout, the stream's deadlines), unless a handler armed it already.
+    const next = this.#nextDeadline();
+    if (this.#timer === undefined && next !== Number.POSITIVE_INFINITY) this.#arm(next, now);
   };
 
   #nextDeadline(): number {
     const idle = this.#idleDeadline ?? Number.POSITIVE_INFINITY;
-    return Math.min(idle, this.#streamDeadline ?? idle);
+    return Math.min(idle, this.#streamDeadline ?? idle, this.#turnDeadline ?? idle);
   }
 
   // ── the response budget ─────────────────────────────────────────────────────────────────────────────
@@ -343,4 +379,13 @@ export class TurnLimits implements StreamLimits {
     this.#stopped = true;
     this.#handlers.onBreach(this.#breach);
   }
+}
+
+/**
+ * A timer's delay in whole milliseconds, at least 1: Node keeps one list per distinct delay, so turns that arm
+ * the same whole delay share a list instead of each making (and unmaking) one for a fractional delay. Never
+ * early: a deadline not yet reached when the timer fires re-arms it for what is left.
+ */
+function delay(ms: number): number {
+  return Math.max(1, Math.ceil(ms));
 }

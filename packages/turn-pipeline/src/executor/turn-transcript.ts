@@ -67,19 +67,26 @@ export function omitFailedAssistant(sessionManager: SessionManager): void {
   if (stop === "error" || stop === "aborted") sessionManager.appendContextEdit(leaf.id, null);
 }
 
-/** First turn: read the files and record them; later turns: replay the record (no disk read). */
+const isBootstrapRecord = (entry: SessionEntry): boolean =>
+  entry.type === "custom" && entry.customType === BOOTSTRAP_ENTRY_TYPE;
+
+/** The bootstrap files the session's record holds (every turn after its first), else undefined. */
+export function recordedBootstrapFiles(sessionManager: SessionManager): readonly BootstrapFile[] | undefined {
+  const record = latestOnBranch(sessionManager, "custom", isBootstrapRecord);
+  return record === undefined ? undefined : recordedBootstrap([record] as never);
+}
+
+/**
+ * First turn: read the files and record them; later turns: replay the record (no disk read). A caller on the
+ * hot path asks `recordedBootstrapFiles` first and awaits this only when there is no record.
+ */
 export async function resolveBootstrap(
   context: TurnContext,
   sessionManager: SessionManager,
   mode: "full" | "minimal",
   agentConfig: ReturnType<typeof resolveAgentConfig>,
 ): Promise<readonly BootstrapFile[]> {
-  const record = latestOnBranch(
-    sessionManager,
-    "custom",
-    (entry) => entry.type === "custom" && entry.customType === BOOTSTRAP_ENTRY_TYPE,
-  );
-  const recorded = record === undefined ? undefined : recordedBootstrap([record] as never);
+  const recorded = recordedBootstrapFiles(sessionManager);
   if (recorded !== undefined) return recorded;
   const firstTurn = latestOnBranch(sessionManager, "message", isUserMessage) === undefined;
   if (!firstTurn || agentConfig?.skipBootstrap) return [];
