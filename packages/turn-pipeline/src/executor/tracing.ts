@@ -7,8 +7,12 @@
 // registering an SDK or exporter (the operator's process does, before turns run), or deciding any outcome
 // (attempt-outcome.ts and the executor report what they decided).
 //
-// Cost when nothing is registered: the API's no-op tracer hands out non-recording spans, and a non-recording
-// attempt neither subscribes to the session's events nor opens model or tool spans.
+// Cost when nothing is registered: none past one look at the API's global provider. `ProxyTracerProvider`'s
+// public `getDelegateTracer` says whether an SDK registered a provider; without one, the run and its attempts
+// get a trace that records nothing and makes no span (the API's no-op spans would record nothing either, but
+// making them and their contexts cost ≈ 15 µs a warm turn). Checked at every run's start, so a provider
+// registered later is used from the next run on. A non-recording attempt neither subscribes to the session's
+// events nor opens model or tool spans.
 
 import type { ModelCandidate, ThinkLevel } from "@agent-kernel/runtime-resolver";
 import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai";
@@ -17,6 +21,7 @@ import {
   type Attributes,
   type Context,
   context as otelContext,
+  ProxyTracerProvider,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -58,11 +63,19 @@ export const TRACE_ATTRIBUTES = {
 
 const A = TRACE_ATTRIBUTES;
 
+/** True when no SDK registered a tracer provider: every span would be a no-op. */
+function noTracerRegistered(): boolean {
+  const provider = trace.getTracerProvider();
+  return provider instanceof ProxyTracerProvider && provider.getDelegateTracer(TRACER_NAME) === undefined;
+}
+
 /** The run's span; attempts are started from it and it is ended once, with the turn's final state. */
 export class RunTrace {
-  readonly #tracer: Tracer;
-  readonly #span: Span;
-  readonly #context: Context;
+  /** Shared by every run while no tracer provider is registered: it holds no state. */
+  static readonly #untraced = new RunTrace();
+  readonly #tracer: Tracer | undefined;
+  readonly #span: Span | undefined;
+  readonly #context: Context | undefined;
   readonly #runId: string;
   #attempt: AttemptTrace | undefined;
 
@@ -76,6 +89,7 @@ export class RunTrace {
     request: TurnRequest,
     candidate: ModelCandidate,
   ): RunTrace {
+    if (noTracerRegistered()) return RunTrace.#untraced;
     return new RunTrace(trace.getTracer(TRACER_NAME), runId, {
       [A.runId]: runId,
       [A.agentId]: context.agentId,
@@ -87,9 +101,11 @@ export class RunTrace {
     });
   }
 
-  private constructor(tracer: Tracer, runId: string, attributes: Attributes) {
-    this.#tracer = tracer;
+  /** Without arguments: the trace of a run while no provider is registered (no span, no state). */
+  private constructor(tracer?: Tracer, runId = "", attributes: Attributes = {}) {
     this.#runId = runId;
+    if (tracer === undefined) return;
+    this.#tracer = tracer;
     const parent = otelContext.active();
     this.#span = tracer.startSpan("agent_kernel.run", { kind: SpanKind.INTERNAL, attributes }, parent);
     this.#context = trace.setSpan(parent, this.#span);
@@ -102,6 +118,10 @@ export class RunTrace {
     level: ThinkLevel,
     profileId: string | undefined,
   ): AttemptTrace {
+    if (this.#tracer === undefined || this.#context === undefined) {
+      untracedAttempt ??= new UntracedAttempt();
+      return untracedAttempt;
+    }
     this.#attempt?.endUnfinished("the next attempt started before this one was classified");
     const attributes: Attributes = {
       [A.runId]: this.#runId,
@@ -121,9 +141,10 @@ export class RunTrace {
    * and reason; a run that did not finish (`finishing` rejected) ends in error. Returns what `finishing` gave.
    */
   async finish<T>(state: TurnState, finishing: Promise<T>): Promise<T> {
+    const span = this.#span;
+    if (span === undefined) return finishing;
     this.#attempt?.endUnfinished(state.errorMessage ?? "the turn ended before the attempt was classified");
     this.#attempt = undefined;
-    const span = this.#span;
     try {
       const result = await finishing;
       if (span.isRecording()) {
@@ -300,6 +321,21 @@ export class AttemptTrace {
     span.end();
   }
 }
+
+/**
+ * The attempt of a run traced by no provider (`RunTrace`'s untraced run): shared, it holds no state and every
+ * call returns at once. Made at the first untraced run (the no-op tracer then makes its no-op span).
+ */
+class UntracedAttempt extends AttemptTrace {
+  constructor() {
+    super(trace.getTracer(TRACER_NAME), otelContext.active(), "", { id: "", provider: "" } as Model<Api>, {});
+  }
+  override observe(): void {}
+  override modelCallStarted(): void {}
+  override end(): void {}
+  override endUnfinished(): void {}
+}
+let untracedAttempt: AttemptTrace | undefined;
 
 function recordError(span: Span, error: unknown): void {
   if (error instanceof Error) span.recordException(error);
