@@ -74,6 +74,13 @@ export interface SessionsApi {
   ): Promise<SessionRecord>;
   reset(ref: SessionRef, options?: ResetOptions): Promise<SessionReset>;
   delete(ref: SessionRef): Promise<boolean>;
+  /**
+   * Optional. Runs `work` — calls of this API that do their writes inside the call (a `patch` with an object or
+   * a synchronous updater) — in one transaction, so that those writes commit together: one commit instead of
+   * one each. Each call's promise settles as on its own (a refused patch rejects only its own promise). When
+   * this throws, nothing `work` wrote was committed. A store without it commits each write on its own.
+   */
+  writeTogether?<T>(work: () => T): T;
 }
 
 /** Read-apply-write attempts of `patch` and `reset` before `SessionConflictError`. */

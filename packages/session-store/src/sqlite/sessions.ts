@@ -42,8 +42,11 @@ export class SqliteSessions implements SessionsApi {
   readonly #insert: Database.Statement<[string, string, string, number, number, string], SessionRow>;
   readonly #writeIfVersion: Database.Statement<[string, string, number, number, string, string, number]>;
   readonly #delete: Database.Statement<[string, string]>;
+  readonly #together: (work: () => unknown) => unknown;
 
   constructor(raw: Database.Database) {
+    // IMMEDIATE: the write lock first, as a single write takes it (a read inside must not have to upgrade).
+    this.#together = raw.transaction((work: () => unknown) => work()).immediate;
     this.#byKey = raw.prepare("SELECT * FROM sessions WHERE agent_id = ? AND session_key = ?");
     this.#bySessionId = raw.prepare("SELECT * FROM sessions WHERE agent_id = ? AND session_id = ?");
     this.#byAgent = raw.prepare(
@@ -63,6 +66,11 @@ export class SqliteSessions implements SessionsApi {
 
   async get(ref: SessionRef): Promise<SessionRecord | undefined> {
     return this.#read(ref);
+  }
+
+  /** `SessionsApi.writeTogether`: the writes `work` makes inside its calls commit in one transaction. */
+  writeTogether<T>(work: () => T): T {
+    return this.#together(work) as T;
   }
 
   async getBySessionId(agentId: string, sessionId: string): Promise<SessionRecord | undefined> {
