@@ -1,71 +1,105 @@
 // The partial text of one assistant message: what a consumer that shows text as it arrives (a terminal, a
-// channel that edits a draft) sees. Owns feeding the streaming directive accumulator at content positions
-// (ReplyStream decides where those are), the text built from its results (a few large pieces, see
-// text-collector.ts), and the preview: at the end of each processed batch the start of the line still
-// arriving is published as far as it is decided — the accumulator is sure to return it as it is, however the
-// line goes on (StreamingDirectiveAccumulator.decidedLength) — so text shows at once, not only at line ends.
-// Does not own the reasoning-tag stripping before it (the text it gets is visible text) or the blocks.
+// channel that edits a draft) sees. Owns walking the visible text's content positions for the streaming
+// directive accumulator (each line end, every PARTIAL_SPAN characters of a line: the same positions ReplyStream
+// drains the block chunker at), the text built from the accumulator's results, its publication — once per
+// processed call (`feed`), not once per line — and the preview: at the end of each processed batch the start of
+// the line still arriving is published as far as it is decided — the accumulator is sure to return it as it is,
+// however the line goes on (StreamingDirectiveAccumulator.decidedLength) — so text shows at once, not only at
+// line ends. Does not own the reasoning-tag stripping before it (the text it gets is visible text) or the blocks.
 //
-// Every published text extends the one before it: a preview is a prefix of what the accumulator returns for
-// the whole line, and the line's result then publishes only what the preview did not show. The concatenation
-// of the deltas is the text, and the text at the message end does not depend on the previews or on how the
-// deltas were split (streaming.property.test.ts).
+// Cost per batch, not per line: the usual line (no "[", no held tail, a first character that rules the silent
+// token out, or a blank line) is settled in place (StreamingDirectiveAccumulator.consumePlainRange; "[" is
+// looked for once per "[" found) and kept only as the end of a range of the visible text; a call's ranges and
+// the few results of the general path become one delta string and one event. (Per line, a slice, a rope node
+// kept until the next join and an event cost ≈ 230 ns a line, most of partial text's cost.)
+//
+// Every published text extends the one before it: a call's delta is what its lines added, a preview is a
+// prefix of what the accumulator returns for the whole line, and the line's result then publishes only what
+// the preview did not show. The concatenation of the deltas is the text, and the text at the message end does
+// not depend on the previews or on how the deltas were split (streaming.property.test.ts); it is the text the
+// accumulator's per-line results make, published no later than per line (partial-batching.property.test.ts).
 
 import { StreamingDirectiveAccumulator } from "./reply-directives.ts";
-import { COLLECT_CHUNK, joinPieces } from "./text-collector.ts";
+import { joinPieces } from "./text-collector.ts";
 
 export type PartialPublisher = (text: string, delta: string) => void;
+
+/** A content position every this many characters of a line (the chunker's too: ReplyStream). */
+export const PARTIAL_SPAN = 256;
+
+/** The partial text's rope is joined into one string once it holds this many pieces (see #afterFlush). */
+const JOIN_PIECES = 16_384;
 
 export class PartialText {
   readonly #silentToken: string;
   readonly #publish: PartialPublisher;
   readonly #accumulator = new StreamingDirectiveAccumulator();
-  /** What the accumulator returned so far (published or previewed up to here). */
+  /** What the accumulator returned up to the last flush: #joined + #recent. */
   #text = "";
   /** #text up to the last join: a few large strings (see TextCollector for why). */
   #joined = "";
-  /** Accumulator results since the last join (see #append for the run kept beside them). */
+  /** Flushed deltas since the last join (ropes of #recentPieces pieces in all). */
   readonly #recent: string[] = [];
-  #recentLength = 0;
-  /**
-   * The latest results that were consecutive slices of one visible text, unchanged by the directive pass (the
-   * usual lines): kept as that text and a range, and added to #recent as one slice, so the join copies a few
-   * large pieces instead of one piece per line.
-   */
-  #runText = "";
-  #runStart = 0;
-  #runEnd = 0;
+  #recentPieces = 0;
+  /** Results since the last flush, in order (#rangeSource's current range after them). */
+  readonly #pending: string[] = [];
+  /** The range of consecutive lines returned as they are, not yet in #pending: #rangeSource.slice(#rangeStart, #rangeEnd). */
+  #rangeSource = "";
+  #rangeStart = 0;
+  #rangeEnd = 0;
+  /** The text searched for "[" last (#bracketFree) and the first "[" in it at or after the last search (-1: none). */
+  #bracketSource = "";
+  #nextBracket = -1;
+  /** Characters of the current line since its last content position. */
+  #spanLength = 0;
   /** Visible text since the last content position, not yet given to the accumulator. */
   #held = "";
   /** How much of #held a preview published. */
   #previewed = 0;
   /** The text the last preview published (#text and #held's start). */
   #previewText = "";
+  /** What a preview showed of the line whose result is the first in #pending (it is not published again). */
+  #shownOfFirst = "";
 
   constructor(silentToken: string, publish: PartialPublisher) {
     this.#silentToken = silentToken;
     this.#publish = publish;
   }
 
-  /** Visible text before the next content position. */
-  hold(piece: string): void {
-    this.#held += piece;
-  }
-
   /**
-   * A content position: `piece` ends the held text, and all of it goes to the accumulator. `piece` is
-   * source.slice(from, from + piece.length): when nothing was held before it, the result can extend the run
-   * (see #runText).
+   * The visible text of one processed call: each content position in it gives the text since the last one to
+   * the accumulator, the rest is held; then what the call added is published (one event). `final`: the
+   * message end, whatever is held goes to the accumulator as the final chunk.
    */
-  commit(piece: string, source: string, from: number): void {
-    const onlyPiece = this.#held === "";
-    this.#held += piece;
-    this.#consume(false, onlyPiece ? source : undefined, from);
-  }
-
-  /** The message end: whatever is held goes to the accumulator as the final chunk. */
-  finish(): void {
-    this.#consume(true, undefined, 0);
+  feed(visible: string, final: boolean): void {
+    const length = visible.length;
+    let span = this.#spanLength;
+    let at = 0;
+    /** The accumulator has had visible[0, committed). */
+    let committed = 0;
+    // the next newline, looked up again only once passed (a long line is cut every PARTIAL_SPAN characters:
+    // searching from each cut would read the rest of the line again each time)
+    let newline = -2;
+    while (at < length) {
+      if (newline !== -1 && newline < at) newline = visible.indexOf("\n", at);
+      const end = Math.min(newline === -1 ? length : newline + 1, at + (PARTIAL_SPAN - span));
+      span += end - at;
+      at = end;
+      // a content position: the piece ends a line or fills PARTIAL_SPAN (a piece that only ends the
+      // visible text of this call waits for more text, so delta boundaries never commit anything)
+      if (span >= PARTIAL_SPAN || visible.charCodeAt(end - 1) === 10) {
+        span = 0;
+        this.#commit(visible, committed, end);
+        committed = end;
+      }
+    }
+    this.#spanLength = span;
+    if (committed < length) this.#held += committed === 0 ? visible : visible.slice(committed);
+    if (final) {
+      this.#spanLength = 0;
+      this.#consume(true);
+    }
+    this.#flush();
   }
 
   /**
@@ -84,7 +118,39 @@ export class PartialText {
     this.#publish(this.#previewText, delta);
   }
 
-  #consume(final: boolean, source: string | undefined, from: number): void {
+  /** A content position: source[from, end) ends the held text, and all of it goes to the accumulator. */
+  #commit(source: string, from: number, end: number): void {
+    if (this.#held === "" && this.#bracketFree(source, from, end)) {
+      const plain = this.#accumulator.consumePlainRange(source, from, end, this.#silentToken);
+      if (plain === 0) return; // a blank line: nothing to show (nothing held, so nothing was previewed)
+      if (plain === 1) {
+        // returned as it is: extends the range
+        if (from !== this.#rangeEnd || source !== this.#rangeSource) {
+          this.#endRange();
+          this.#rangeSource = source;
+          this.#rangeStart = from;
+        }
+        this.#rangeEnd = end;
+        return;
+      }
+    }
+    this.#held += from === 0 && end === source.length ? source : source.slice(from, end);
+    this.#consume(false);
+  }
+
+  /** source.slice(from, end) has no "[" (looked up once per "[" found, not once per line). */
+  #bracketFree(source: string, from: number, end: number): boolean {
+    let next = this.#nextBracket;
+    if (source !== this.#bracketSource || (next !== -1 && next < from)) {
+      next = source.indexOf("[", from);
+      this.#bracketSource = source;
+      this.#nextBracket = next;
+    }
+    return next === -1 || next >= end;
+  }
+
+  /** The held text goes to the accumulator (the general path: directives, tokens, held tails). */
+  #consume(final: boolean): void {
     const chunk = this.#held;
     this.#held = "";
     const previewed = this.#previewed;
@@ -94,47 +160,70 @@ export class PartialText {
     const delta = final
       ? this.#accumulator.consumeText(chunk, { final, silentToken: this.#silentToken })
       : this.#accumulator.consumeLine(chunk, this.#silentToken);
-    if (delta) this.#append(delta, delta === chunk ? source : undefined, from);
-    if (previewed === 0) {
-      if (delta) this.#publish(this.#text, delta);
-    } else if (delta === chunk || delta?.startsWith(chunk.slice(0, previewed))) {
-      // (the chunk unchanged, the usual line: its start is what the preview showed)
-      if (delta.length > previewed) this.#publish(this.#text, delta.slice(previewed));
-    } else {
-      // never (decidedLength only vouches for what the accumulator returns as it is); should it happen, the
-      // text published no longer extends the preview, which a consumer can tell (the partial text restarts)
-      this.#publish(this.#text, delta ?? "");
+    if (previewed > 0) {
+      // the first result since the preview (nothing committed since: the preview showed the held text's start)
+      const shown = chunk.slice(0, previewed);
+      if (delta === chunk || delta?.startsWith(shown)) this.#shownOfFirst = shown;
+      else {
+        // never (decidedLength only vouches for what the accumulator returns as it is); should it happen, the
+        // text published no longer extends the preview, which a consumer can tell (the partial text restarts)
+        this.#text += delta ?? "";
+        this.#publish(this.#text, delta ?? "");
+        this.#afterFlush(delta ?? "", 1);
+        return;
+      }
+    }
+    if (delta) {
+      this.#endRange();
+      this.#pending.push(delta);
     }
   }
 
-  /** `source`/`from`: `delta` is source.slice(from, from + delta.length), the chunk unchanged. */
-  #append(delta: string, source: string | undefined, from: number): void {
-    if (source !== undefined) {
-      if (source !== this.#runText || from !== this.#runEnd) {
-        this.#endRun();
-        this.#runText = source;
-        this.#runStart = from;
-      }
-      this.#runEnd = from + delta.length;
-    } else {
-      this.#endRun();
-      this.#recent.push(delta);
-    }
-    this.#recentLength += delta.length;
-    if (this.#recentLength >= COLLECT_CHUNK) {
-      // the same text, rebuilt from one joined string instead of one piece per line
-      this.#endRun();
-      this.#joined += joinPieces(this.#recent);
+  #endRange(): void {
+    const source = this.#rangeSource;
+    if (source === "") return;
+    this.#pending.push(
+      this.#rangeStart === 0 && this.#rangeEnd === source.length
+        ? source
+        : source.slice(this.#rangeStart, this.#rangeEnd),
+    );
+    this.#rangeSource = "";
+    this.#rangeEnd = 0;
+  }
+
+  /** Publishes what the results since the last flush added (one event), less what a preview showed. */
+  #flush(): void {
+    this.#endRange();
+    const pending = this.#pending;
+    if (pending.length === 0) return;
+    // a rope of the pieces (slices of the visible text, which the raw text keeps anyway): copying them into
+    // a flat string here, and again into larger ones, cost more than the rope's nodes (see #afterFlush)
+    const added = pending.length === 1 ? (pending[0] as string) : joinPieces(pending);
+    const pieces = pending.length;
+    pending.length = 0;
+    const shown = this.#shownOfFirst;
+    this.#shownOfFirst = "";
+    this.#text += added;
+    // (a preview showed the start of the first result: published again only what it did not show)
+    const delta = shown === "" ? added : added.slice(shown.length);
+    if (delta !== "") this.#publish(this.#text, delta);
+    this.#afterFlush(added, pieces);
+  }
+
+  /**
+   * #text grew by `added` (a rope of `pieces` strings). The rope is joined into one string once it holds
+   * JOIN_PIECES pieces: a long message is then a few large strings and at most that many small ones, while
+   * the usual reply (a piece per run of unchanged lines, a few per KB) is copied about once in all.
+   * (Joining per 256 KB, as before, copied every character twice more: a flat string per call, then the join.)
+   */
+  #afterFlush(added: string, pieces: number): void {
+    this.#recent.push(added);
+    this.#recentPieces += pieces;
+    if (this.#recentPieces >= JOIN_PIECES) {
+      this.#joined += this.#recent.join("");
       this.#text = this.#joined;
       this.#recent.length = 0;
-      this.#recentLength = 0;
-    } else this.#text += delta;
-  }
-
-  #endRun(): void {
-    const text = this.#runText;
-    if (text === "") return;
-    this.#recent.push(text.slice(this.#runStart, this.#runEnd));
-    this.#runText = "";
+      this.#recentPieces = 0;
+    }
   }
 }

@@ -278,6 +278,39 @@ export class StreamingDirectiveAccumulator {
   }
 
   /**
+   * consumeLine(source.slice(from, end), silentToken) for the usual line, read in place (once per streamed
+   * line: no slice, no call through the general path): 1 when it returns the line as it is, 0 when it
+   * returns nothing (a blank line), with the accumulator changed exactly as consumeLine changes it; -1 (the
+   * accumulator unchanged) when consumeLine itself is needed. The caller has made sure the line has no "["
+   * (ReplyStream's partial text looks for them once per batch, not once per line) and that it has no newline
+   * but at its end (its content positions end at the first newline).
+   */
+  consumePlainRange(source: string, from: number, end: number, silentToken: string): 1 | 0 | -1 {
+    if (this.#pendingTail !== "" || end <= from) return -1;
+    // a line that does not end with a newline may still become a MEDIA: line (#plainText's regexes): any
+    // line whose first non-whitespace character is not "m" (nor non-ASCII) cannot
+    if (source.charCodeAt(end - 1) !== 10) {
+      let index = from;
+      while (index < end) {
+        const code = source.charCodeAt(index);
+        if (code === 32 || (code >= 9 && code <= 13)) index++;
+        else if (code > 127 || code === 77 || code === 109) return -1;
+        else break;
+      }
+    }
+    if (lineRulesOutToken(source, silentToken, from, end)) {
+      this.#pendingSeparator = "";
+      this.#hasReturnedText = true;
+      return 1;
+    }
+    if (blankRulesOutToken(source, silentToken, from, end)) {
+      this.#pendingSeparator = "";
+      return 0;
+    }
+    return -1;
+  }
+
+  /**
    * The common chunk (no held tail, no "[", not final): nothing to hold back unless its last line may still
    * become a MEDIA: line, no directive to parse, and the silent-token tests usually end at the first
    * character. Returns undefined when the general path is needed; otherwise exactly what it would return.

@@ -143,10 +143,10 @@ describe("ReplyStream", () => {
     expect(seen).toEqual([]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(seen).toEqual([
-      "block:First line.",
-      "partial:First line.\n",
-      "block:\nSecond line.",
+      // the partial text of the turn's lines comes out once, before the turn's blocks (no later than per line)
       "partial:First line.\nSecond line.\n",
+      "block:First line.",
+      "block:\nSecond line.",
       // the unfinished line's decided start is partial text at once; blocks wait for the line's end
       "partial:First line.\nSecond line.\nthird",
     ]);
@@ -154,7 +154,7 @@ describe("ReplyStream", () => {
     stream.handle({ type: "done", reason: "stop", message: partial });
     stream.finish();
     // the stream's end delivers the block; the partial text had shown all of it
-    expect(seen.slice(5)).toEqual(["block:\nthird"]);
+    expect(seen.slice(4)).toEqual(["block:\nthird"]);
   });
 
   it("shows the decided start of a line after each event-loop turn, holding back directives, tokens and tags", async () => {

@@ -10,7 +10,8 @@
 // `partials: false`, partial-text.ts) + chunker, both fed at content positions (each line end, every
 // PARTIAL_SPAN characters of a line) and the chunker drained there in `text_end` mode, so block boundaries and
 // the partial text do not depend on how the provider split the deltas (OpenClaw drains per delta; its block
-// boundaries move with the deltas). After each processed batch the decided start of the line still arriving is
+// boundaries move with the deltas). The partial text of a processed batch's lines is one event, published
+// before that batch's blocks. After each processed batch the decided start of the line still arriving is
 // published as partial text too (a preview: text shows as it arrives, never text the line's end could still
 // hide); text_end → forced drain in `text_end` mode; thinking_delta, tool start,
 // done and error first process the collected deltas, so ordering is kept; thinking_delta and hidden tag
@@ -24,7 +25,7 @@ import { type BlockChunk, BlockChunker, type BlockChunking } from "@agent-kernel
 import type { AssistantMessageEvent } from "@earendil-works/pi-ai";
 import { BlockCoalescer, type CoalesceSettings, type TimerScheduler } from "./block-coalescer.ts";
 import { FinalTextSkeleton } from "./final-text-skeleton.ts";
-import { PartialText } from "./partial-text.ts";
+import { PARTIAL_SPAN, PartialText } from "./partial-text.ts";
 import { ReasoningStreamStripper } from "./reasoning-stream.ts";
 import { stripReasoningTagsFromText } from "./reasoning-tags.ts";
 import type { ReplyPayload } from "./reply-payload.ts";
@@ -34,8 +35,6 @@ import { decodeCodeUnits, TextCollector } from "./text-collector.ts";
 
 export type ReasoningMode = "off" | "on" | "stream";
 
-/** A content position every this many characters of a line (see #feedVisible). */
-const PARTIAL_SPAN = 256;
 /** Deltas are collected until this many characters arrived or the event loop turns (see `handle`). */
 const INPUT_BATCH = 4096;
 
@@ -327,42 +326,37 @@ export class ReplyStream {
   }
 
   /**
-   * Visible text goes to the partial text's directive accumulator and the chunker at content positions: after
-   * each newline and every PARTIAL_SPAN characters of a line, never at delta boundaries. The partial text
-   * (but for its previews) and block boundaries are then the same however the deltas were split, and tiny
-   * deltas do not cost one pass each. The chunker is drained (`text_end` mode) at each such position, as if the text had arrived in
-   * line-sized deltas.
+   * Visible text goes to the partial text (which gives it to its directive accumulator at content positions
+   * and publishes what the call added, before any block of it: partial-text.ts) and to the chunker at content
+   * positions: after each newline and every PARTIAL_SPAN characters of a line, never at delta boundaries.
+   * The partial text (but for its previews) and block boundaries are then the same however the deltas were
+   * split, and tiny deltas do not cost one pass each. The chunker is drained (`text_end` mode) at each such
+   * position, as if the text had arrived in line-sized deltas.
    *
    * The chunker is given its text lazily: a drain emits nothing and changes nothing while the chunker holds
    * fewer than `minChars` characters, so the text up to the first content position where it would hold
-   * that many is appended in one piece (one call and one probe pass instead of one per line), and without
-   * partials the content positions before it are not visited at all (#skipQuietPositions).
+   * that many is appended in one piece (one call and one probe pass instead of one per line), and the content
+   * positions before it are not visited at all (#skipQuietPositions).
    */
   #feedVisible(visible: string, final: boolean): void {
-    const partial = this.#partial;
+    if (this.#partialsOn) this.#partial.feed(visible, final);
     const chunker = this.#chunker;
     const length = visible.length;
-    const partialsOn = this.#partialsOn;
-    const drainEach = this.#drainEachPiece && chunker !== undefined;
-    const minChars = chunker === undefined ? 0 : chunker.chunking.minChars;
-    let at = 0;
     /** The chunker has visible[0, appended). */
     let appended = 0;
-    /** The partial text holds visible[0, partialFrom). */
-    let partialFrom = 0;
-    // the next newline, looked up again only once passed (a long line is cut every PARTIAL_SPAN characters:
-    // searching from each cut would read the rest of the line again each time)
-    let newline = -2;
-    if (partialsOn || drainEach) {
+    if (this.#drainEachPiece && chunker !== undefined) {
+      const minChars = chunker.chunking.minChars;
+      let at = 0;
+      // the next newline, looked up again only once passed (a long line is cut every PARTIAL_SPAN characters:
+      // searching from each cut would read the rest of the line again each time)
+      let newline = -2;
       while (at < length) {
-        if (!partialsOn && chunker !== undefined) {
-          // content positions before `quietEnd` see the chunker below minChars: their drains are no-ops
-          const quietEnd = Math.min(length, appended + (minChars - chunker.pendingLength) - 1);
-          if (quietEnd > at) {
-            newline = this.#skipQuietPositions(visible, at, quietEnd, newline);
-            at = quietEnd;
-            continue;
-          }
+        // content positions before `quietEnd` see the chunker below minChars: their drains are no-ops
+        const quietEnd = Math.min(length, appended + (minChars - chunker.pendingLength) - 1);
+        if (quietEnd > at) {
+          newline = this.#skipQuietPositions(visible, at, quietEnd, newline);
+          at = quietEnd;
+          continue;
         }
         const held = this.#heldLength;
         if (newline !== -1 && newline < at) newline = visible.indexOf("\n", at);
@@ -373,37 +367,17 @@ export class ReplyStream {
         // visible text of this call waits for more text, so delta boundaries never drain anything)
         if (heldLength >= PARTIAL_SPAN || visible.charCodeAt(end - 1) === 10) {
           this.#heldLength = 0;
-          // the chunker and the partial text usually take the same piece (one slice for both)
-          let piece: string | undefined;
-          if (drainEach && chunker.pendingLength + (end - appended) >= minChars) {
-            piece = appended === 0 && end === length ? visible : visible.slice(appended, end);
-            chunker.append(piece);
+          if (chunker.pendingLength + (end - appended) >= minChars) {
+            chunker.append(appended === 0 && end === length ? visible : visible.slice(appended, end));
             chunker.drain(false, this.#emitChunk);
+            appended = end;
           }
-          if (partialsOn) {
-            partial.commit(
-              piece !== undefined && appended === partialFrom
-                ? piece
-                : partialFrom === 0 && end === length
-                  ? visible
-                  : visible.slice(partialFrom, end),
-              visible,
-              partialFrom,
-            );
-            partialFrom = end;
-          }
-          if (piece !== undefined) appended = end;
         } else this.#heldLength = heldLength;
       }
     } else this.#skipQuietPositions(visible, 0, length, -2);
     if (chunker !== undefined && appended < length)
       chunker.append(appended === 0 ? visible : visible.slice(appended));
-    if (partialsOn && partialFrom < length)
-      partial.hold(partialFrom === 0 ? visible : visible.slice(partialFrom));
-    if (final) {
-      this.#heldLength = 0;
-      if (partialsOn) partial.finish();
-    }
+    if (final) this.#heldLength = 0;
   }
 
   /**

@@ -61,18 +61,20 @@ function isAsciiBlank(code: number): boolean {
  * firstCharRulesOutToken it settles lines that start with ASCII punctuation or a symbol ("- item", "```ts"):
  * the prefix and leading-token tests need the token at the first non-blank character, and the exact test
  * also tries after a leading run of punctuation and blanks. Returns false when unsure (non-ASCII on the way).
+ * `start`/`end`: the test is of text.slice(start, end), read in place (the partial text's lines, see
+ * StreamingDirectiveAccumulator.consumePlainRange).
  */
-export function lineRulesOutToken(text: string, token: string): boolean {
+export function lineRulesOutToken(text: string, token: string, start = 0, end = text.length): boolean {
   const tokenFirst = asciiAlnumLower(token.charCodeAt(0));
   if (tokenFirst === -1) return false;
-  const length = text.length;
-  let index = 0;
+  const length = end;
+  let index = start;
   while (index < length && isAsciiBlank(text.charCodeAt(index))) index++;
   if (index === length) return false;
   const code = text.charCodeAt(index);
   if (code >= 128) return false;
   const first = asciiAlnumLower(code);
-  if (first !== -1) return first !== tokenFirst || differsFromTokenWithin(text, index, token);
+  if (first !== -1) return first !== tokenFirst || differsFromTokenWithin(text, index, token, length);
   if (!ASCII_PUNCTUATION[code]) return true; // a symbol stays in front of everything the patterns see
   while (index < length && text.charCodeAt(index) < 128 && ASCII_PUNCTUATION[text.charCodeAt(index)]) index++;
   while (index < length && isAsciiBlank(text.charCodeAt(index))) index++;
@@ -137,10 +139,11 @@ function asciiLower(code: number): number {
 /**
  * True for a text with no non-whitespace character and a token that starts with an ASCII letter or digit: none
  * of the three token tests can hold (each needs the token's characters). The blank lines between paragraphs.
+ * `start`/`end`: the test is of text.slice(start, end), read in place.
  */
-export function blankRulesOutToken(text: string, token: string): boolean {
+export function blankRulesOutToken(text: string, token: string, start = 0, end = text.length): boolean {
   if (asciiAlnumLower(token.charCodeAt(0)) === -1) return false;
-  for (let index = 0; index < text.length; index++) {
+  for (let index = start; index < end; index++) {
     const code = text.charCodeAt(index);
     if (!(code === 32 || (code >= 9 && code <= 13)) && !(code > 127 && /\s/.test(text.charAt(index))))
       return false;
