@@ -3,6 +3,7 @@
 // pragmas (WAL, busy_timeout, foreign keys, synchronous), when the WAL is checkpointed, and turning low-level
 // failures (not a database, read-only place, missing permissions) into a `StoreOpenError` naming the file.
 // Does not own: the schema (migrator.ts). Also loads Kysely on demand (`loadKysely`).
+import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
@@ -20,15 +21,23 @@ export type Durability = "normal" | "full";
 /**
  * When the WAL is copied back into the database file. `on-commit` is SQLite's default: the commit that takes
  * the WAL past 1000 pages (4 MB) does it, inside that call. `background` (the store's default): a passive
- * checkpoint on an unref'd timer (`BACKGROUND_CHECKPOINT_MS`), so a page rewritten by many commits is copied
- * once and no commit pays for the copy; SQLite's own checkpoint stays as a backstop at
- * `BACKSTOP_CHECKPOINT_PAGES` for a process that writes without ever yielding to the timer. Durability is
- * unchanged: a commit is in the WAL before it returns either way, and a WAL that was never checkpointed is
- * replayed by the next open (a `kill -9` loses nothing committed).
+ * checkpoint on an unref'd timer (`BACKGROUND_CHECKPOINT_MS`) once the WAL file has reached SQLite's own
+ * threshold (`BACKGROUND_CHECKPOINT_BYTES`), so a page rewritten by many commits is copied once and no commit
+ * pays for the copy; SQLite's own checkpoint stays as a backstop at `BACKSTOP_CHECKPOINT_PAGES` for a process
+ * that writes without ever yielding to the timer, and the last connection's close checkpoints whatever is left.
+ * Durability is unchanged: a commit is in the WAL before it returns either way, and a WAL that was never
+ * checkpointed is replayed by the next open (a `kill -9` loses nothing committed).
  */
 export type WalCheckpoint = "background" | "on-commit";
 
 export const BACKGROUND_CHECKPOINT_MS = 1000;
+/**
+ * The WAL size below which the timer leaves it alone: SQLite's default autocheckpoint (1000 pages of 4 KiB).
+ * A smaller WAL costs readers nothing worth a checkpoint, which syncs the WAL and the database file: in a
+ * short process (`agent -m`, about a second) the timer would otherwise sync both files mid-turn, and the
+ * close sync them again.
+ */
+export const BACKGROUND_CHECKPOINT_BYTES = 4 * 1024 * 1024;
 /** 64 MB of 4 KB pages: the WAL's bound when the timer cannot run. */
 export const BACKSTOP_CHECKPOINT_PAGES = 16_384;
 
@@ -76,7 +85,7 @@ export function openSqliteFile(
     db.pragma(`synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
     if ((options.walCheckpoint ?? "background") === "background") {
       db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
-      checkpointInBackground(db);
+      checkpointInBackground(db, path);
     }
   } catch (error) {
     db.close();
@@ -103,17 +112,20 @@ export function retryWhileBusy(timeoutMs: number, step: () => void): void {
 }
 
 /**
- * A passive checkpoint (it never waits for readers or writers) every `BACKGROUND_CHECKPOINT_MS`; the timer
- * stops itself on the first tick after the connection closed (SQLite checkpoints on the last close anyway).
+ * A passive checkpoint (it never waits for readers or writers) every `BACKGROUND_CHECKPOINT_MS` while the WAL
+ * file is at least `BACKGROUND_CHECKPOINT_BYTES` (one `stat`); the timer stops itself on the first tick after
+ * the connection closed (SQLite checkpoints on the last close anyway).
  */
-function checkpointInBackground(db: Database.Database): void {
+function checkpointInBackground(db: Database.Database, path: string): void {
   const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
+  const wal = `${path}-wal`;
   const timer = setInterval(() => {
     if (!db.open) {
       clearInterval(timer);
       return;
     }
     try {
+      if ((statSync(wal, { throwIfNoEntry: false })?.size ?? 0) < BACKGROUND_CHECKPOINT_BYTES) return;
       checkpoint.run();
     } catch {
       // Busy or read-only: the next tick (or SQLite's backstop, or the last close) checkpoints instead.
