@@ -2,7 +2,7 @@
 // prepare-cache.ts), `executeTurn` — a run registered, queued in its session lane and under the global cap
 // (with leases, also holding its session's lease), the executor called with the prepared context (it creates
 // the run record; executor-call.ts), the decisions made for the run (run-decisions.ts) stored as its event 0
-// (in the executor's finishing transaction: executor-store.ts), the session metadata updated once, the
+// (in the executor's finishing transaction: executor-store.ts), the session metadata updated once (group-committed: session-writes.ts), the
 // outcome normalised (run-outcome.ts) with the kernel's own work per phase in its timings (phase-clock.ts)
 // and handed to the delivery sink — plus aborting, steering, waiting and the one event stream
 // (run-registry.ts). Does not own: the rules of resolution (prepare.ts and the packages below), the turn
@@ -41,7 +41,7 @@ import {
   type SessionLeaseSettings,
   SessionLeases,
 } from "./session-leases.ts";
-import { updateSessionAfterRun } from "./session-update.ts";
+import { SessionWrites } from "./session-writes.ts";
 import type { PreparedSession, SessionKernelInput, TurnInput, TurnOutcome } from "./types.ts";
 import { validateTurnInput } from "./validate.ts";
 
@@ -92,7 +92,8 @@ export class Kernel {
   readonly #leases: SessionLeases | undefined;
   /** The leases this kernel's turns hold: where their runs write and their transcripts load. */
   readonly #leaseRoutes = new LeaseRoutes();
-  #sessionWrites: Promise<void> = Promise.resolve();
+  /** The session-metadata writes after runs: group-committed where the store can (session-writes.ts). */
+  readonly #sessionWrites: SessionWrites;
 
   constructor(options: KernelOptions) {
     this.#options = options;
@@ -116,6 +117,7 @@ export class Kernel {
       ),
       options,
     };
+    this.#sessionWrites = new SessionWrites(this.#store, () => this.#now());
     this.#endings = {
       store: this.#store,
       registry: this.#registry,
@@ -252,20 +254,6 @@ export class Kernel {
     }
   }
 
-  /**
-   * Runs the kernel's session-metadata writes one after another. The store writes sessions through Kysely,
-   * whose SQLite connection lock wakes every waiter on each release: hundreds of turns ending at once would
-   * make that quadratic (measured: 2.5 s per 1000 concurrent turns). Waiting here costs one wake-up each.
-   */
-  #oneSessionWriteAtATime<T>(write: () => Promise<T>): Promise<T> {
-    const written = this.#sessionWrites.then(write);
-    this.#sessionWrites = written.then(
-      () => undefined,
-      () => undefined,
-    );
-    return written;
-  }
-
   #poolFor(config: KernelConfig): ModelRuntimePool {
     let pool = this.#pools.get(config);
     if (!pool) {
@@ -394,12 +382,7 @@ export class Kernel {
     }
     clock.enter("sessionUpdateMs");
     clock.pause();
-    const updated = await this.#oneSessionWriteAtATime(() => {
-      clock.enter("sessionUpdateMs");
-      const updating = updateSessionAfterRun(this.#store, prepared, result, this.#now(), clock);
-      clock.pause();
-      return updating;
-    });
+    const updated = await this.#sessionWrites.afterRun(prepared, result, clock);
     clock.enter("sessionUpdateMs");
     let sessionMeta = updated?.meta;
     if (sessionMeta === undefined) {
