@@ -62,7 +62,7 @@ export {
   loadConfigCached,
 } from "./load-cached.ts";
 export { redactSecrets } from "./redact.ts";
-export { configSchema, type KernelConfig, type KernelConfigInput } from "./schema.ts";
+export type { KernelConfig, KernelConfigInput } from "./schema.ts";
 export type { AgentDefaults, AgentEntry } from "./schema-agents.ts";
 export type { Binding, ChannelConfig } from "./schema-channels.ts";
 export {
@@ -73,6 +73,7 @@ export {
   THINKING_LEVELS,
   TOOL_PROFILES,
 } from "./schema-constants.ts";
+export { configSchema } from "./schema-loader.ts";
 export type { SkillsConfig } from "./schema-skills.ts";
 export type { AgentToolsConfig, ApplyPatchConfig, ToolsConfig, WebFetchConfig } from "./schema-tools.ts";
 export { isCredentialKey, redactSecretText } from "./secrets.ts";

@@ -12,7 +12,8 @@ import {
 import { type Environment, substituteEnv } from "./env.ts";
 import { ConfigError, type ConfigIssue, issuesFromZod, type KnownKeysAt, knownKeysOf } from "./errors.ts";
 import { fillMachineDefaults } from "./machine-defaults.ts";
-import { configSchema, type KernelConfig } from "./schema.ts";
+import type { KernelConfig } from "./schema.ts";
+import { configSchemaNow } from "./schema-loader.ts";
 
 export { CONFIG_ENV_VAR, type LoadConfigOptions, type LoadedConfig, resolvePath };
 
@@ -43,7 +44,7 @@ export function safeParseConfig(input: unknown, options: ParseConfigOptions = {}
 export function validateConfig(input: unknown, options: ParseConfigOptions = {}): ParseConfigResult {
   const source = options.sourceName ?? "(inline)";
   const substituted = substituteEnv(input, options.env ?? process.env);
-  const parsed = configSchema.safeParse(substituted.value, { reportInput: true });
+  const parsed = configSchemaNow().safeParse(substituted.value, { reportInput: true });
   const issues: ConfigIssue[] = [...substituted.issues];
   if (!parsed.success) issues.push(...issuesFromZod(parsed.error.issues, configKnownKeys));
   if (issues.length > 0 || !parsed.success) {
@@ -127,6 +128,6 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
  */
 let knownKeys: KnownKeysAt | undefined;
 const configKnownKeys: KnownKeysAt = (path) => {
-  knownKeys ??= knownKeysOf(configSchema);
+  knownKeys ??= knownKeysOf(configSchemaNow());
   return knownKeys(path);
 };
