@@ -14,10 +14,11 @@
 //
 // The external packages are imports of the bundled workspace packages, declared in *their* manifests, not the
 // app's (an app reaches the pi SDK only through the kernel). Node resolves a bare name from the importing
-// file's directory, which is now the app's dist/, so the bundle's entry registers a resolve hook: a bare name
-// imported or required from the bundle that the app cannot resolve is resolved from the bundled workspace
-// packages (each found through the one that depends on it, from the app's own dependencies on), as it was
-// before bundling. Everything else resolves exactly as Node does.
+// file's directory, which is now the app's dist/, so unless every one of them resolves from there (the app
+// declares them too, or they are hoisted where it sees them: then nothing is registered) the bundle's entry
+// registers a resolve hook: a bare name imported or required from the bundle that the app cannot resolve is
+// resolved from the bundled workspace packages (each found through the one that depends on it, from the app's
+// own dependencies on), as it was before bundling. Everything else resolves exactly as Node does.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, join, relative } from "node:path";
@@ -89,13 +90,47 @@ function runtimeDependencies(packageManifest) {
   return Object.keys({ ...packageManifest.peerDependencies, ...packageManifest.dependencies });
 }
 
+/**
+ * The external packages the bundled code needs wherever it runs: every name matching an `--external` that the
+ * app or a bundled workspace package declares as a dependency or a peer that is not optional. When each of
+ * them resolves from the app itself (it declares them too, or they are hoisted where it can see them), the
+ * hook is not registered at all: a registered resolve hook costs every resolution in the process, pi's ~1,700
+ * modules included (≈ 2 % of a bare pi turn's instructions, measured with a hook that only passes through).
+ */
+function neededExternals(chains) {
+  const patterns = external.map(
+    (pattern) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`),
+  );
+  const manifests = [manifest];
+  for (const chain of chains) {
+    let require = requireFromPackage;
+    for (const name of chain) {
+      const path = require.resolve(`${name}/package.json`);
+      require = createRequire(path);
+      if (name === chain.at(-1)) manifests.push(JSON.parse(readFileSync(path, "utf8")));
+    }
+  }
+  const needed = new Set();
+  for (const packageManifest of manifests) {
+    const optional = packageManifest.peerDependenciesMeta ?? {};
+    for (const name of runtimeDependencies(packageManifest)) {
+      if (optional[name]?.optional === true && packageManifest.dependencies?.[name] === undefined) continue;
+      if (name.startsWith(WORKSPACE_SCOPE) || !patterns.some((pattern) => pattern.test(name))) continue;
+      needed.add(name);
+    }
+  }
+  return [...needed].sort();
+}
+
 // The resolve hook, first in the entry (before anything else is imported). Kept tiny: it runs for every
 // resolution in the process, pi's included; only bare names asked for from the bundle's own files are looked at.
+const chains = workspaceChains();
 const resolveHook = `// bundle-bin.mjs: externals resolve from the workspace packages that import them (see that script)
 import { createRequire, registerHooks } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 const bundleDir = new URL(".", import.meta.url).href;
-const chains = ${JSON.stringify(workspaceChains())};
+const chains = ${JSON.stringify(chains)};
+const needed = ${JSON.stringify(neededExternals(chains))};
 const packageUrls = new Map();
 function packageUrl(chain, context, nextResolve) {
   const name = chain.at(-1);
@@ -107,7 +142,16 @@ function packageUrl(chain, context, nextResolve) {
   }
   return url;
 }
-registerHooks({
+/** Whether a bare name resolves from the bundle's own folder (a package without a "." export still counts). */
+function resolvesHere(name) {
+  try {
+    import.meta.resolve(name);
+    return true;
+  } catch (error) {
+    return error?.code !== "ERR_MODULE_NOT_FOUND";
+  }
+}
+if (!needed.every(resolvesHere)) registerHooks({
   resolve(specifier, context, nextResolve) {
     const fromBundle = context.parentURL?.startsWith(bundleDir) && !/^(\\.|\\/|[a-z]+:)/.test(specifier);
     if (!fromBundle) return nextResolve(specifier, context);
@@ -145,6 +189,10 @@ const result = await esbuild.build({
   outdir: outDir,
   splitting: true,
   chunkNames: `${entryName}-[name]-[hash]`,
+  // Whitespace and comments out (names kept, so stack traces still name functions; the source map has the
+  // rest): V8 reads, checksums (the compile cache) and scans the source of every function it compiles lazily,
+  // so a start pays for the bytes it loads, not only for the code it runs.
+  minifyWhitespace: true,
   sourcemap: "linked",
   sourcesContent: false,
   external,
@@ -207,6 +255,10 @@ function writeAtomically(path, contents) {
   writeFileSync(temporary, contents);
   renameSync(temporary, path);
 }
+
+// For looking into what the entry loads (which module pulls in which): BUNDLE_BIN_METAFILE=<file> writes
+// esbuild's metafile there (https://esbuild.github.io/api/#metafile).
+if (process.env.BUNDLE_BIN_METAFILE) writeFileSync(process.env.BUNDLE_BIN_METAFILE, JSON.stringify(result.metafile));
 
 const bundled = Object.keys(result.metafile.inputs).filter(
   (input) => !input.startsWith("bundle-bin:"),
