@@ -1,7 +1,9 @@
 // Turn limits: what bounds one turn besides its timeout. Owns: the values a turn runs under (config keys and
 // their defaults), counting tool calls and model calls, the stream watchdog (idle time and total time of each
 // model response), each response's character budget, cutting a response in place as pi stores it, and the
-// breach that ends the turn: its reason, its run-record message and the one line the user gets. Does not own:
+// breach that ends the turn: its reason, its run-record message and the one line the user gets. Its one timer
+// also keeps the turn's timeout when given one (`TurnTimeout`: a turn arms one timer, not two); what a
+// timeout does is the caller's (the executor's stopper). Does not own:
 // stopping pi (the executor aborts the session when told), the stall's recovery (the executor's recovery
 // loop), or the pi hooks' installation (warm-agent-sessions.ts routes them here).
 //

@@ -3,7 +3,9 @@
 // way to a timeout or an abort), aborting the attempt's pi session on every stop, the signal the waits before
 // a retry end on (not aborted by a stall), and the message a turn stopped by the caller or the timeout ends
 // with. Does not own: what a stopped attempt or turn records (attempt-outcome.ts), clearing a stall when the
-// next attempt starts (the loop in execute-turn.ts), the limits (turn-limits.ts) or disposing sessions.
+// next attempt starts (the loop in execute-turn.ts), the limits (turn-limits.ts) or disposing sessions. The
+// executor keeps the turn timeout's timer on the limits' watchdog timer (one timer a turn) and calls
+// `stop("timeout")` from it; `timeoutMs` here arms a timer of the stopper's own for any other caller.
 import type { AgentSession } from "@earendil-works/pi-coding-agent";
 
 export type StopCause = "timeout" | "aborted" | "stalled";
