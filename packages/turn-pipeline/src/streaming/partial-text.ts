@@ -20,7 +20,7 @@
 // accumulator's per-line results make, published no later than per line (partial-batching.property.test.ts).
 
 import { StreamingDirectiveAccumulator } from "./reply-directives.ts";
-import { joinPieces } from "./text-collector.ts";
+import { COLLECT_CHUNK, joinPieces } from "./text-collector.ts";
 
 export type PartialPublisher = (text: string, delta: string) => void;
 
@@ -41,6 +41,11 @@ export class PartialText {
   /** Flushed deltas since the last join (ropes of #recentPieces pieces in all). */
   readonly #recent: string[] = [];
   #recentPieces = 0;
+  /**
+   * Characters of #recent that the general path returned: a line held across calls is a rope of the calls'
+   * pieces, so a slow stream's lines (a few characters per call) are joined per COLLECT_CHUNK of them.
+   */
+  #generalLength = 0;
   /** Results since the last flush, in order (#rangeSource's current range after them). */
   readonly #pending: string[] = [];
   /** The range of consecutive lines returned as they are, not yet in #pending: #rangeSource.slice(#rangeStart, #rangeEnd). */
@@ -176,6 +181,7 @@ export class PartialText {
     if (delta) {
       this.#endRange();
       this.#pending.push(delta);
+      this.#generalLength += delta.length;
     }
   }
 
@@ -219,11 +225,12 @@ export class PartialText {
   #afterFlush(added: string, pieces: number): void {
     this.#recent.push(added);
     this.#recentPieces += pieces;
-    if (this.#recentPieces >= JOIN_PIECES) {
+    if (this.#recentPieces >= JOIN_PIECES || this.#generalLength >= COLLECT_CHUNK) {
       this.#joined += this.#recent.join("");
       this.#text = this.#joined;
       this.#recent.length = 0;
       this.#recentPieces = 0;
+      this.#generalLength = 0;
     }
   }
 }
