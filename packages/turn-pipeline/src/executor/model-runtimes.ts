@@ -63,6 +63,12 @@ export class ModelRuntimePool {
   readonly #runtimes = new Map<string, Promise<ModelRuntime>>();
   /** The runtimes created so far, by the same key: a warm turn takes its runtime without awaiting. */
   readonly #ready = new Map<string, ModelRuntime>();
+  /**
+   * Catalog models resolved so far, by ref: the pool's config does not change, so a ref names the same model
+   * every time, and handing out the same object lets a warm session's shape check compare by identity instead of
+   * serialising both models each turn.
+   */
+  readonly #catalogModels = new Map<string, Model<Api>>();
 
   constructor(options: ModelRuntimePoolOptions) {
     this.#config = options.config;
@@ -77,7 +83,14 @@ export class ModelRuntimePool {
       if (!model) throw new Error(`provider "${ref.provider}" has no model "${ref.model}"`);
       return model as Model<Api>;
     }
-    return resolveCatalogModel(this.#config, ref).model;
+    const key = `${ref.provider}/${ref.model}`;
+    let model = this.#catalogModels.get(key);
+    if (!model) {
+      // Frozen: one object serves every turn, so no caller may change it under another.
+      model = Object.freeze(resolveCatalogModel(this.#config, ref).model);
+      this.#catalogModels.set(key, model);
+    }
+    return model;
   }
 
   /** A runtime that streams `model` with `credential`; created once per provider, profile and secret. */
