@@ -74,9 +74,10 @@ export class PartialText {
   /**
    * The visible text of one processed call: each content position in it gives the text since the last one to
    * the accumulator, the rest is held; then what the call added is published (one event). `final`: the
-   * message end, whatever is held goes to the accumulator as the final chunk.
+   * message end, whatever is held goes to the accumulator as the final chunk. `preview`: the call ends a
+   * processed batch, and the same event also shows the decided start of the held line (see preview).
    */
-  feed(visible: string, final: boolean): void {
+  feed(visible: string, final: boolean, preview = false): void {
     const length = visible.length;
     let span = this.#spanLength;
     let at = 0;
@@ -104,7 +105,7 @@ export class PartialText {
       this.#spanLength = 0;
       this.#consume(true);
     }
-    this.#flush();
+    this.#flush(preview && !final);
   }
 
   /**
@@ -112,15 +113,21 @@ export class PartialText {
    * what followed the last preview (decidedLength's `known`), the event and its strings: ≈ 0.5 µs a batch.
    */
   preview(): void {
+    const delta = this.#previewDelta();
+    if (delta !== "") this.#publish(this.#previewText, delta);
+  }
+
+  /** What a preview shows beyond the text published so far ("": nothing new); #previewText is then that text. */
+  #previewDelta(): string {
     const held = this.#held;
     const shown = this.#previewed;
-    if (held.length <= shown) return;
+    if (held.length <= shown) return "";
     const decided = this.#accumulator.decidedLength(held, this.#silentToken, shown);
-    if (decided <= shown) return;
+    if (decided <= shown) return "";
     this.#previewed = decided;
     const delta = held.slice(shown, decided);
     this.#previewText = (shown === 0 ? this.#text : this.#previewText) + delta;
-    this.#publish(this.#previewText, delta);
+    return delta;
   }
 
   /** A content position: source[from, end) ends the held text, and all of it goes to the accumulator. */
@@ -197,11 +204,17 @@ export class PartialText {
     this.#rangeEnd = 0;
   }
 
-  /** Publishes what the results since the last flush added (one event), less what a preview showed. */
-  #flush(): void {
+  /**
+   * Publishes what the results since the last flush added, less what a preview showed, and with `preview`
+   * what the preview shows now: one event.
+   */
+  #flush(preview: boolean): void {
     this.#endRange();
     const pending = this.#pending;
-    if (pending.length === 0) return;
+    if (pending.length === 0) {
+      if (preview) this.preview();
+      return;
+    }
     // a rope of the pieces (slices of the visible text, which the raw text keeps anyway): copying them into
     // a flat string here, and again into larger ones, cost more than the rope's nodes (see #afterFlush)
     const added = pending.length === 1 ? (pending[0] as string) : joinPieces(pending);
@@ -212,8 +225,10 @@ export class PartialText {
     this.#text += added;
     // (a preview showed the start of the first result: published again only what it did not show)
     const delta = shown === "" ? added : added.slice(shown.length);
-    if (delta !== "") this.#publish(this.#text, delta);
     this.#afterFlush(added, pieces);
+    const previewed = preview ? this.#previewDelta() : "";
+    if (previewed !== "") this.#publish(this.#previewText, delta + previewed);
+    else if (delta !== "") this.#publish(this.#text, delta);
   }
 
   /**

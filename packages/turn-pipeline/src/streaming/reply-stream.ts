@@ -293,20 +293,20 @@ export class ReplyStream {
     this.#blockCarry = new BlockDirectiveCarry(this.#payloadOptions);
   }
 
-  /** A processed batch: the collected deltas applied, then the partial text's preview of the line arriving. */
+  /** A processed batch: the collected deltas applied, with the partial text's preview of the line arriving. */
   #processPending(): void {
-    if (this.#applyPending() && this.#partialsOn) this.#partial.preview();
+    this.#applyPending(true);
   }
 
   /** Runs the collected deltas through the stripper, the partial text and the chunker; false: there were none. */
-  #applyPending(): boolean {
+  #applyPending(preview = false): boolean {
     const text = this.#takePending();
     this.#pendingText = "";
     this.#refreshCodeRoom();
     if (!text) return false;
     this.#rawText.append(text);
     if (!this.#options.enforceFinalTag) this.#finalSkeleton.push(text);
-    this.#applyStripped(this.#stripper.push(text), false);
+    this.#applyStripped(this.#stripper.push(text), false, preview);
     return true;
   }
 
@@ -320,9 +320,9 @@ export class ReplyStream {
     return this.#pendingText === "" ? codes : this.#pendingText + codes;
   }
 
-  #applyStripped(stripped: { visible: string; reasoning: string }, final: boolean): void {
+  #applyStripped(stripped: { visible: string; reasoning: string }, final: boolean, preview = false): void {
     if (stripped.reasoning) this.#pushReasoning(stripped.reasoning);
-    this.#feedVisible(stripped.visible, final);
+    this.#feedVisible(stripped.visible, final, preview);
   }
 
   /**
@@ -338,8 +338,8 @@ export class ReplyStream {
    * that many is appended in one piece (one call and one probe pass instead of one per line), and the content
    * positions before it are not visited at all (#skipQuietPositions).
    */
-  #feedVisible(visible: string, final: boolean): void {
-    if (this.#partialsOn) this.#partial.feed(visible, final);
+  #feedVisible(visible: string, final: boolean, preview: boolean): void {
+    if (this.#partialsOn) this.#partial.feed(visible, final, preview);
     const chunker = this.#chunker;
     const length = visible.length;
     /** The chunker has visible[0, appended). */
