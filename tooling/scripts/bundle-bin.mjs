@@ -258,7 +258,8 @@ function writeAtomically(path, contents) {
 
 // For looking into what the entry loads (which module pulls in which): BUNDLE_BIN_METAFILE=<file> writes
 // esbuild's metafile there (https://esbuild.github.io/api/#metafile).
-if (process.env.BUNDLE_BIN_METAFILE) writeFileSync(process.env.BUNDLE_BIN_METAFILE, JSON.stringify(result.metafile));
+if (process.env.BUNDLE_BIN_METAFILE)
+  writeFileSync(process.env.BUNDLE_BIN_METAFILE, JSON.stringify(result.metafile));
 
 const bundled = Object.keys(result.metafile.inputs).filter(
   (input) => !input.startsWith("bundle-bin:"),
