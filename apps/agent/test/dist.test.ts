@@ -2,7 +2,7 @@
 // builds the same graph), then runs `node dist/main.js` with no source condition, exactly as installed. It is a
 // bundle (tooling/scripts/bundle-bin.mjs): the kernel's modules and their pure-JS dependencies are inside it,
 // and what stays external (pi, better-sqlite3, kysely) is found where the kernel's packages find it.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -39,6 +39,45 @@ describe("the built dist/main.js", () => {
     expect(bad.code).toBe(EXIT.usage);
     expect(bad.stderr).toMatch(/^agent: unknown option '--bogus'/);
   });
+});
+
+describe("the repo's `tooling/pnpm agent` script", () => {
+  it("runs the installed bin (its start-up guard included): a reader that closes the pipe early ends the output quietly", async ({
+    onTestFinished,
+  }) => {
+    const rootManifest = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    const appManifest = JSON.parse(readFileSync(join(APP_DIR, "package.json"), "utf8")) as {
+      bin: Record<string, string>;
+    };
+    // What the script runs after its build step: the same file npm installs as the `agent` command.
+    const command = /&& node (\S+)$/.exec(rootManifest.scripts.agent ?? "")?.[1];
+    expect(command).toBe(join("apps", "agent", appManifest.bin.agent ?? "").replace(/\\/g, "/"));
+    // A long streamed reply into `head -c 5`: the pipe closes while the agent still writes (main.js alone,
+    // without the guard, died of an unhandled EPIPE with a stack).
+    // A harness of its own: the cut-off turn leaves its run to be recovered by the next process, which the
+    // other tests here (counting the modules a turn loads) must not meet.
+    const own = await createCliHarness();
+    onTestFinished(() => own.close());
+    own.llm.enqueue(
+      reply(Array.from({ length: 3000 }, (_, index) => `line ${index} of a long answer`).join("\n")),
+    );
+    const script = `node ${JSON.stringify(join(REPO_ROOT, command ?? ""))} -m hi --stream --config ${JSON.stringify(
+      own.configPath,
+    )} --state-dir ${JSON.stringify(own.stateDir)} | head -c 5; status=\${PIPESTATUS[0]}; echo; echo "agent exit $status" >&2`;
+    const result = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn("bash", ["-c", script], { env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      child.once("error", reject);
+      child.once("close", () => resolve({ stdout, stderr }));
+    });
+    expect(result.stdout).toBe("line \n");
+    expect(result.stderr).toBe("agent exit 0\n");
+  }, 120_000);
 });
 
 /** Runs the built binary with a `--import` hook that writes the URL of every module it loads to a file. */
