@@ -102,7 +102,7 @@ export {
   textMessageBudget,
   truncatedReplyNotice,
 } from "./reply-limit.ts";
-export { readBoundedBody } from "./request-body.ts";
+export { closeAfterBodyfulRequest, readBoundedBody } from "./request-body.ts";
 export {
   abortableSleep,
   CHANNEL_RETRY_DEFAULTS,

@@ -4,7 +4,7 @@
 import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { readBoundedBody } from "./request-body.ts";
+import { closeAfterBodyfulRequest, readBoundedBody } from "./request-body.ts";
 
 const LIMIT = 4096;
 
@@ -96,5 +96,48 @@ describe("readBoundedBody", () => {
     // It stopped reading soon after the cap (socket buffers, not the whole upload).
     expect(bytesRead()).toBeLessThan(4 * 1024 * 1024);
     expect(sent).toBeGreaterThan(LIMIT);
+  });
+});
+
+describe("closeAfterBodyfulRequest", () => {
+  /** A server that refuses every request with 401 before reading anything, as an unauthorised API call is. */
+  async function startRefusingServer(): Promise<{ port: number; bytesRead: () => number }> {
+    const sockets: Socket[] = [];
+    server = createServer((req, res) => {
+      closeAfterBodyfulRequest(req, res);
+      res.writeHead(401);
+      res.end();
+    });
+    server.on("connection", (socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    return { port, bytesRead: () => sockets.reduce((sum, socket) => sum + socket.bytesRead, 0) };
+  }
+
+  it("ends the connection after a refusal sent before the body was read, while the client is still uploading", async () => {
+    const { port, bytesRead } = await startRefusingServer();
+    const result = await rawRequest(port, (socket) => {
+      socket.write(`POST /api/messages HTTP/1.1\r\nHost: x\r\nContent-Length: ${1024 * 1024 * 1024}\r\n\r\n`);
+      const chunk = "u".repeat(64 * 1024);
+      const pump = (): void => {
+        if (socket.destroyed) return;
+        if (socket.write(chunk)) setImmediate(pump);
+        else socket.once("drain", pump);
+      };
+      pump();
+    });
+    // The 401 is sent first; whether this client still reads it depends on whether the server's close (with the
+    // upload unread, a reset) overtakes it — a stranger's upload gets an answer or a reset, never a reader.
+    if (result.response !== "") expect(result.response.toLowerCase()).toContain("connection: close");
+    expect(result.closed).toBe(true);
+    // Without it Node reads and discards the whole gigabyte to keep the connection alive.
+    expect(bytesRead()).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it("leaves a request without a body on a kept-alive connection", async () => {
+    const { port } = await startRefusingServer();
+    const response = await fetch(`http://127.0.0.1:${port}/`);
+    expect(response.status).toBe(401);
+    expect(response.headers.get("connection")).not.toBe("close");
   });
 });

@@ -56,3 +56,15 @@ export function readBoundedBody(
     req.on("error", onError);
   });
 }
+
+/**
+ * Marks the answer to a request that carries a body as the connection's last (`Connection: close`). Call it first
+ * in a handler: whatever answers the request — a refusal sent before the body is read (401, 404, 405, 415) as
+ * much as a normal reply — Node then closes the connection after the answer instead of reading the rest of an
+ * unread body to keep the connection alive, which would let anyone make the endpoint read an endless upload.
+ */
+export function closeAfterBodyfulRequest(req: IncomingMessage, res: ServerResponse): void {
+  const length = req.headers["content-length"];
+  const hasBody = req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+  if (hasBody && !res.headersSent) res.setHeader("connection", "close");
+}

@@ -17,6 +17,7 @@ import {
   type ChannelCapabilities,
   ChannelError,
   type ChannelStartOptions,
+  closeAfterBodyfulRequest,
   INBOUND_IMAGE_MAX_BYTES,
   type InboundHandler,
   type InboundMessage,
@@ -131,6 +132,8 @@ export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
   };
 
   const handleRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // Refusals below answer before reading the body: the connection ends with them, so no body is drained.
+    closeAfterBodyfulRequest(req, res);
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname !== path) return reply(res, 404);
     if (req.method !== "POST") return reply(res, 405, undefined, { allow: "POST" });

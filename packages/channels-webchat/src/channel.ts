@@ -13,6 +13,7 @@ import {
   type ChannelCapabilities,
   ChannelError,
   type ChannelStartOptions,
+  closeAfterBodyfulRequest,
   type InboundHandler,
   type MediaItem,
   type OutboundMessage,
@@ -151,6 +152,8 @@ export function createWebchatChannel(options: WebchatChannelOptions = {}): Webch
   };
 
   const handleRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // Refusals below answer before reading the body: the connection ends with them, so no body is drained.
+    closeAfterBodyfulRequest(req, res);
     const url = new URL(req.url ?? "/", "http://localhost");
     const route = `${req.method ?? "GET"} ${url.pathname}`;
     switch (route) {
