@@ -137,6 +137,37 @@ describe("loadConfigCached", () => {
     expect(entries(withSecret.cacheDir)).toEqual([]);
   });
 
+  it("never keeps a config whose parsed strings reference the environment through a JSON5 escape", async () => {
+    // Each decodes to ${QUEUE_MODE} only when parsed: the raw text holds no "${".
+    for (const written of [
+      "\\u0024{QUEUE_MODE}",
+      "\\x24{QUEUE_MODE}",
+      "$\\{QUEUE_MODE}",
+      "$\\\n{QUEUE_MODE}",
+    ]) {
+      const { file, cacheDir } = scratch(`{ messages: { queue: { mode: "${written}" } } }`);
+      const first = await loadConfigCached({ path: file, env: { QUEUE_MODE: "collect" }, cacheDir });
+      expect(first.config.messages.queue.mode).toBe("collect");
+      expect(entries(cacheDir)).toEqual([]);
+      const second = await loadConfigCached({ path: file, env: { QUEUE_MODE: "followup" }, cacheDir });
+      expect(second.config.messages.queue.mode).toBe("followup");
+      const unset = await rejection(() => loadConfigCached({ path: file, env: {}, cacheDir }));
+      expect(unset.message).toContain("QUEUE_MODE");
+    }
+  });
+
+  it("never keeps a value where a secret goes: a skill's env, a header, a credential key", async () => {
+    for (const text of [
+      "{ skills: { entries: { notion: { env: { NOTION_KEY: 'ntn_plain' } } } } }",
+      "{ models: { providers: { p: { baseUrl: 'http://127.0.0.1:1/v1', api: 'openai-completions', models: [{ id: 'm' }], headers: { 'X-Title': 'plain' } } } } }",
+      "{ models: { providers: { p: { baseUrl: 'http://127.0.0.1:1/v1', api: 'openai-completions', models: [{ id: 'm' }], apiKey: 'plain' } } } }",
+    ]) {
+      const { file, cacheDir } = scratch(text);
+      await loadConfigCached({ path: file, env: {}, cacheDir });
+      expect(entries(cacheDir), text).toEqual([]);
+    }
+  });
+
   it("fills this machine's maxConcurrent on every load, not the one of the load that made the entry", async () => {
     const { file, cacheDir } = scratch(TEXT);
     const one = await loadConfigCached({ path: file, env: {}, cpuCount: 1, cacheDir });

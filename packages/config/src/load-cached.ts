@@ -3,8 +3,10 @@
 // one text, keyed by a hash of that text and of the schema's sources (schema-fingerprint.ts) — and when it
 // may be used. A config is validated afresh (load.ts, loaded only then) whenever anything differs: another
 // text, another schema, an entry that does not parse or does not match. Only a config whose validation cannot
-// depend on anything but its text is kept (no `${ENV}` reference), and never one that holds a secret (a
-// literal secret in the file): the cache holds nothing the user would not want copied.
+// depend on anything but its text is kept (no `${ENV}` reference in any parsed string or key), and never one
+// that holds a secret or a value where a secret goes (a literal secret, any header value, any value under a
+// credential key, any skill's env): the cache holds nothing the user would not want copied. The folder keeps
+// at most CACHE_ENTRY_LIMIT entries, the least recently written removed first.
 // Does not own: finding and reading the file (config-file.ts), the rules or the errors (load.ts, schema.ts).
 import { createHash, randomBytes } from "node:crypto";
 import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -12,10 +14,12 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { type LoadConfigOptions, type LoadedConfig, readConfigFile } from "./config-file.ts";
 import type { Environment } from "./env.ts";
+import type { ConfigPath } from "./errors.ts";
 import { findLiteralSecrets } from "./literal-secrets.ts";
 import { fillMachineDefaults } from "./machine-defaults.ts";
 import type { KernelConfig } from "./schema.ts";
 import { CONFIG_SCHEMA_FINGERPRINT } from "./schema-fingerprint.ts";
+import { secretPositionOf } from "./secrets.ts";
 
 /** Names the validation cache's folder, or turns it off with `off`. */
 export const CONFIG_CACHE_ENV_VAR = "AGENT_KERNEL_CONFIG_CACHE";
@@ -50,7 +54,7 @@ export async function loadConfigCached(options: LoadConfigCachedOptions = {}): P
   const raw = parseJson5(text, source);
   const result = validateConfig(raw, { ...options, env, sourceName: source });
   if (!result.ok) throw result.error;
-  if (cache !== undefined && isCacheable(text, raw, result.config)) cache.write(source, key, result.config);
+  if (cache !== undefined && isCacheable(raw, result.config)) cache.write(source, key, result.config);
   return {
     config: fillMachineDefaults(result.config, options.cpuCount),
     path: file.path,
@@ -132,11 +136,43 @@ function openCache(options: LoadConfigCachedOptions, env: Environment): ConfigCa
 }
 
 /**
- * Whether a validated config may be kept: its text references no environment variable (so its validation
- * depends on the text alone), holds no literal secret, and the config is plain JSON (it reads back equal).
+ * Whether a validated config may be kept: nothing in it as parsed references the environment (so its
+ * validation depends on the text alone; decided on the parsed strings and keys, since a JSON5 escape such as
+ * `"\u0024{KEY}"` becomes a reference only when parsed), it holds nothing that is or may be a secret, and the
+ * config is plain JSON (it reads back equal).
  */
-function isCacheable(text: string, raw: unknown, config: KernelConfig): boolean {
-  return !text.includes("${") && findLiteralSecrets(raw).length === 0 && isPlainJson(config);
+function isCacheable(raw: unknown, config: KernelConfig): boolean {
+  return !holdsReferenceOrSecretSlot(raw, []) && findLiteralSecrets(raw).length === 0 && isPlainJson(config);
+}
+
+/**
+ * Whether `node` (the file as parsed) has a string or key holding "${" (any env.ts reference, escaped or not,
+ * contains it), or a value where a secret goes: below a `headers` map, under a credential key (secrets.ts's
+ * list, the one the redaction and the literal-secret check use), or in a skill's `env`. Conservative on
+ * purpose: such a config is only validated every time.
+ */
+function holdsReferenceOrSecretSlot(node: unknown, path: ConfigPath): boolean {
+  if (typeof node === "string") {
+    if (node.includes("${")) return true;
+    return node !== "" && (secretPositionOf(path) !== undefined || isSkillEnv(path));
+  }
+  if (typeof node === "number" || typeof node === "bigint") {
+    const position = secretPositionOf(path);
+    return position === "header" || position === "credential" || isSkillEnv(path);
+  }
+  if (Array.isArray(node))
+    return node.some((item, index) => holdsReferenceOrSecretSlot(item, [...path, index]));
+  if (node !== null && typeof node === "object") {
+    return Object.entries(node).some(
+      ([key, item]) => key.includes("${") || holdsReferenceOrSecretSlot(item, [...path, key]),
+    );
+  }
+  return false;
+}
+
+/** skills.entries.<name>.env.<VAR>: a skill's environment, where its keys go. */
+function isSkillEnv(path: ConfigPath): boolean {
+  return path.length > 4 && path[0] === "skills" && path[1] === "entries" && path[3] === "env";
 }
 
 /** Only null, booleans, strings, finite numbers, arrays and plain objects, with no `undefined` member. */
