@@ -191,4 +191,26 @@ describe("TurnLimits", () => {
     await delay(80);
     expect(disposed.timeouts).toBe(0);
   });
+
+  it("holds a turn timeout longer than Node's timers can (≈ 24.8 days) without overflowing the timer", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on("warning", onWarning);
+    const seen = { timeouts: 0 };
+    const month = 30 * 24 * 60 * 60 * 1000;
+    const turn = new TurnLimits(
+      { ...VALUES, streamIdleMs: month, maxStreamMs: month },
+      { onStall: () => {}, onBreach: () => {} },
+      { ms: month, onTimeout: () => (seen.timeouts += 1) },
+    );
+    turn.activity(true);
+    await delay(50);
+    turn.dispose();
+    process.off("warning", onWarning);
+    // An overflowing delay becomes 1 ms: Node warns, and the watchdog would wake every millisecond for a month.
+    expect(warnings).not.toContain("TimeoutOverflowWarning");
+    expect(seen.timeouts).toBe(0);
+  });
 });

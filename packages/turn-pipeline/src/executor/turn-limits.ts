@@ -389,5 +389,9 @@ export class TurnLimits implements StreamLimits {
  * early: a deadline not yet reached when the timer fires re-arms it for what is left.
  */
 function delay(ms: number): number {
-  return Math.max(1, Math.ceil(ms));
+  // Node's timers hold at most 2^31 - 1 ms (≈ 24.8 days; a longer delay fires after 1 ms): a longer timeout waits
+  // that long and re-arms for the rest.
+  return Math.min(MAX_TIMER_DELAY_MS, Math.max(1, Math.ceil(ms)));
 }
+
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
