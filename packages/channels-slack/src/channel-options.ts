@@ -4,8 +4,10 @@ import type { ChunkMode } from "@agent-kernel/channels-core";
 import type { KernelConfig } from "@agent-kernel/config";
 import type { SlackChannelStateLike } from "./handled-log.ts";
 
+/** `channels.slack` of the config, as validated. */
 export type SlackChannelConfig = NonNullable<KernelConfig["channels"]["slack"]>;
 
+/** What `createSlackChannel` accepts (`slackOptionsFromConfig` makes it from the config). */
 export interface SlackChannelOptions {
   /** The bot token (`xoxb-…`). */
   readonly botToken: string;
