@@ -43,8 +43,12 @@ export class SqliteSessions implements SessionsApi {
   readonly #writeIfVersion: Database.Statement<[string, string, number, number, string, string, number]>;
   readonly #delete: Database.Statement<[string, string]>;
   readonly #together: (work: () => unknown) => unknown;
+  readonly #raw: Database.Database;
+  /** How many `writeTogether` calls are running (better-sqlite3 nests a transaction as a savepoint). */
+  #togetherDepth = 0;
 
   constructor(raw: Database.Database) {
+    this.#raw = raw;
     // IMMEDIATE: the write lock first, as a single write takes it (a read inside must not have to upgrade).
     this.#together = raw.transaction((work: () => unknown) => work()).immediate;
     this.#byKey = raw.prepare("SELECT * FROM sessions WHERE agent_id = ? AND session_key = ?");
@@ -70,7 +74,27 @@ export class SqliteSessions implements SessionsApi {
 
   /** `SessionsApi.writeTogether`: the writes `work` makes inside its calls commit in one transaction. */
   writeTogether<T>(work: () => T): T {
-    return this.#together(work) as T;
+    this.#togetherDepth++;
+    try {
+      return this.#together(work) as T;
+    } finally {
+      this.#togetherDepth--;
+    }
+  }
+
+  /**
+   * Refuses a write inside `writeTogether` once its transaction is gone. SQLITE_FULL, SQLITE_IOERR and
+   * SQLITE_NOMEM make SQLite roll the whole transaction back by itself; a write after that would run in
+   * autocommit and commit alone, while `writeTogether` still throws at COMMIT — and a caller that retries
+   * the whole group (the kernel's session writes) would then apply that write twice.
+   */
+  #refuseIfGroupCommitAborted(): void {
+    if (this.#togetherDepth > 0 && !this.#raw.inTransaction) {
+      throw new Error(
+        "group commit aborted: SQLite rolled back the writeTogether transaction (disk full or I/O error); " +
+          "this write was not made",
+      );
+    }
   }
 
   async getBySessionId(agentId: string, sessionId: string): Promise<SessionRecord | undefined> {
@@ -151,6 +175,7 @@ export class SqliteSessions implements SessionsApi {
   }
 
   async delete(ref: SessionRef): Promise<boolean> {
+    this.#refuseIfGroupCommitAborted();
     return this.#delete.run(ref.agentId, ref.sessionKey).changes > 0;
   }
 
@@ -163,6 +188,7 @@ export class SqliteSessions implements SessionsApi {
     const now = input.now ?? Date.now();
     const sessionId = input.sessionId ?? randomUUID();
     const meta = JSON.stringify(input.meta ?? {});
+    this.#refuseIfGroupCommitAborted();
     const inserted = this.#insert.get(input.agentId, input.sessionKey, sessionId, now, now, meta);
     if (inserted !== undefined) return toSessionRecord(inserted);
     const stored = this.#read(input);
@@ -184,6 +210,7 @@ export class SqliteSessions implements SessionsApi {
     now: number,
   ): SessionRecord | undefined {
     const version = current.version + 1;
+    this.#refuseIfGroupCommitAborted();
     const result = this.#writeIfVersion.run(
       sessionId,
       JSON.stringify(meta),

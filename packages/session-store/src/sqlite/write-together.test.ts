@@ -3,9 +3,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { RecordNotFoundError } from "../errors.ts";
+import { controlPlanePath } from "../state-dir.ts";
 import { openSessionStore, type SqliteSessionStore } from "../store.ts";
+import { SqliteSessions } from "./sessions.ts";
 
 async function withStore(
   body: (store: SqliteSessionStore, stateDir: string) => Promise<void>,
@@ -60,5 +63,43 @@ describe("writeTogether on SQLite", () => {
       ).toThrow("refused after the patch");
       await made;
       expect((await store.sessions.get(refOf(0)))?.meta.outputTokens).toBeUndefined();
+    }));
+
+  it("commits nothing when SQLite rolls the transaction back mid-way (disk full), not even the later writes", () =>
+    withStore(async (store, stateDir) => {
+      for (const index of [0, 1, 2])
+        await store.sessions.create({ ...refOf(index), sessionId: `id-${index}` });
+      await store.close();
+      // A connection of its own, so the file can be capped: a write that needs a new page gets SQLITE_FULL,
+      // and SQLite then rolls back the whole transaction by itself.
+      const raw = new Database(controlPlanePath(stateDir));
+      try {
+        raw.pragma("journal_mode = WAL");
+        raw.pragma(`max_page_count = ${raw.pragma("page_count", { simple: true })}`);
+        const sessions = new SqliteSessions(raw);
+        let made: Promise<unknown>[] = [];
+        expect(() =>
+          sessions.writeTogether(() => {
+            made = [
+              sessions.patch(refOf(0), { outputTokens: 10 }),
+              sessions.patch(refOf(1), { label: "x".repeat(200_000) }),
+              sessions.patch(refOf(2), { outputTokens: 12 }),
+            ];
+          }),
+        ).toThrow();
+        const settled = await Promise.allSettled(made);
+        expect(settled.map((result) => result.status)).toEqual(["fulfilled", "rejected", "rejected"]);
+        expect(String((settled[2] as PromiseRejectedResult).reason)).toContain("group commit aborted");
+        // Nothing committed: the write after the rollback was refused, not made in autocommit.
+        for (const index of [0, 1, 2]) {
+          const stored = await sessions.get(refOf(index));
+          expect(stored?.version).toBe(1);
+          expect(stored?.meta.outputTokens).toBeUndefined();
+        }
+        // Outside writeTogether the same write commits on its own, once.
+        expect((await sessions.patch(refOf(2), { outputTokens: 12 })).version).toBe(2);
+      } finally {
+        raw.close();
+      }
     }));
 });
