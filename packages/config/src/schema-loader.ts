@@ -3,9 +3,11 @@
 // for, and `configSchema`, the public name for it. A start whose config the validation cache answered
 // (load-cached.ts) never builds it. Does not own: the schema itself (schema.ts).
 //
-// Synchronous, because validation is: the module is loaded with `require`. In a bundle (the agent binary),
-// esbuild turns `require("./schema.ts")` into a call of the bundled module's lazy initialiser; unbundled
-// (sources, tsc's dist) there is no `require` in an ES module, and one made for this file loads it.
+// Synchronous, because validation is: the module is loaded with `require`. In a bundle (the agent binary
+// from the sources, or anyone's esbuild bundle of dist, ESM or CJS), esbuild turns `require("./schema.js")`
+// into a call of the bundled module's lazy initialiser (it resolves ./schema.js to schema.ts in the sources);
+// unbundled (sources, tsc's dist) there is no `require` in an ES module, and one made for this file loads
+// schema.ts or schema.js beside it.
 import { createRequire } from "node:module";
 import type * as SchemaModule from "./schema.ts";
 
@@ -20,13 +22,28 @@ export function configSchemaNow(): ConfigSchema {
 }
 
 function loadSchemaModule(): typeof SchemaModule {
-  try {
-    return require("./schema.ts") as typeof SchemaModule;
-  } catch (error) {
-    if (!(error instanceof ReferenceError) || typeof require !== "undefined") throw error;
-    const self = import.meta.url;
-    return createRequire(self)(self.endsWith(".ts") ? "./schema.ts" : "./schema.js") as typeof SchemaModule;
+  if (typeof require === "function") {
+    try {
+      // Bundled, esbuild resolves this at build time: to schema.ts when bundling the sources, to schema.js
+      // when bundling dist (a third party's bundle of the published package), in ESM or CJS output.
+      return require("./schema.js") as typeof SchemaModule;
+    } catch (error) {
+      // Only "there is no such file here" falls through (a `require` that is not the bundle's, next to the
+      // sources); an error thrown while building the schema is real and is thrown on.
+      if (!isSchemaNotFound(error)) throw error;
+    }
   }
+  const self = import.meta.url;
+  return createRequire(self)(self.endsWith(".ts") ? "./schema.ts" : "./schema.js") as typeof SchemaModule;
+}
+
+function isSchemaNotFound(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (
+    (code === "MODULE_NOT_FOUND" && error.message.includes("./schema.js")) ||
+    error.message.startsWith('Dynamic require of "./schema.js"')
+  );
 }
 
 /**
