@@ -1,11 +1,13 @@
 import { spawnSync } from "node:child_process";
 import {
   chmodSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +15,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "./errors.ts";
 import { loadConfig } from "./load.ts";
-import { configCacheDir, loadConfigCached } from "./load-cached.ts";
+import { CACHE_ENTRY_LIMIT, configCacheDir, loadConfigCached } from "./load-cached.ts";
 
 const EXAMPLE = join(import.meta.dirname, "..", "..", "..", "examples", "agent-kernel.config.json5");
 
@@ -204,6 +206,25 @@ describe("loadConfigCached", () => {
     expect(entries(shared.cacheDir)).toEqual([]);
   });
 
+  it("keeps at most CACHE_ENTRY_LIMIT entries, removing the least recently written", async () => {
+    const { file, cacheDir } = scratch(TEXT);
+    mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+    const old = Array.from({ length: CACHE_ENTRY_LIMIT + 5 }, (_, index) => {
+      const entry = join(cacheDir, `old-${String(index).padStart(3, "0")}.json`);
+      writeFileSync(entry, "{}", { mode: 0o600 });
+      const at = new Date(Date.UTC(2020, 0, 1) + index * 60_000);
+      utimesSync(entry, at, at);
+      return entry;
+    });
+    await loadConfigCached({ path: file, env: {}, cacheDir });
+    const left = entries(cacheDir);
+    expect(left).toHaveLength(CACHE_ENTRY_LIMIT);
+    // the six oldest went, the newest old ones and the entry just written stayed
+    for (const entry of old.slice(0, 6)) expect(existsSync(entry)).toBe(false);
+    for (const entry of old.slice(6)) expect(existsSync(entry)).toBe(true);
+    expect(left.filter((name) => !name.startsWith("old-"))).toHaveLength(1);
+  });
+
   it("keeps nothing when the cache is off", async () => {
     const { file, cacheDir } = scratch(TEXT);
     await loadConfigCached({ path: file, env: { AGENT_KERNEL_CONFIG_CACHE: "off" }, homeDir: tempDir() });
@@ -225,6 +246,9 @@ describe("loadConfigCached", () => {
     expect(configCacheDir({ AGENT_KERNEL_CONFIG_CACHE: "off" }, "/home/u")).toBeUndefined();
     expect(configCacheDir({ XDG_CACHE_HOME: "/x" }, "/home/u")).toBe("/x/agent-kernel/config");
     expect(configCacheDir({}, "/home/u")).toBe("/home/u/.cache/agent-kernel/config");
+    // the environment's home, when it names one, not the process's
+    expect(configCacheDir({ HOME: "/home/env" })).toBe("/home/env/.cache/agent-kernel/config");
+    expect(configCacheDir({ HOME: "/home/env" }, "/home/u")).toBe("/home/u/.cache/agent-kernel/config");
   });
 
   it("does not load the schema (nor zod) when the entry is there", () => {

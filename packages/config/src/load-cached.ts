@@ -9,7 +9,16 @@
 // at most CACHE_ENTRY_LIMIT entries, the least recently written removed first.
 // Does not own: finding and reading the file (config-file.ts), the rules or the errors (load.ts, schema.ts).
 import { createHash, randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { type LoadConfigOptions, type LoadedConfig, readConfigFile } from "./config-file.ts";
@@ -24,11 +33,15 @@ import { secretPositionOf } from "./secrets.ts";
 /** Names the validation cache's folder, or turns it off with `off`. */
 export const CONFIG_CACHE_ENV_VAR = "AGENT_KERNEL_CONFIG_CACHE";
 
+/** How many entries (config files) the validation cache keeps; the least recently written go first. */
+export const CACHE_ENTRY_LIMIT = 64;
+
 /** `loadConfig`'s options, and where the validation cache is. */
 export interface LoadConfigCachedOptions extends LoadConfigOptions {
   /**
    * The validation cache's folder; `null` turns the cache off. Default: $AGENT_KERNEL_CONFIG_CACHE (`off`
-   * turns it off), else $XDG_CACHE_HOME/agent-kernel/config, else ~/.cache/agent-kernel/config.
+   * turns it off), else $XDG_CACHE_HOME/agent-kernel/config, else <home>/.cache/agent-kernel/config, the home
+   * being `homeDir`, else $HOME of `env`, else os.homedir().
    */
   readonly cacheDir?: string | null;
 }
@@ -62,13 +75,19 @@ export async function loadConfigCached(options: LoadConfigCachedOptions = {}): P
   };
 }
 
-/** The folder `loadConfigCached` keeps validated configs in, or undefined when the cache is off. */
-export function configCacheDir(env: Environment = process.env, home: string = homedir()): string | undefined {
+/**
+ * The folder `loadConfigCached` keeps validated configs in, or undefined when the cache is off. The home is
+ * `home`, else `env`'s $HOME, else os.homedir(): a caller that gives an environment gives its home too.
+ */
+export function configCacheDir(env: Environment = process.env, home?: string): string | undefined {
   const named = env[CONFIG_CACHE_ENV_VAR]?.trim();
   if (named === "off") return undefined;
   if (named !== undefined && named !== "") return named;
   const xdg = env.XDG_CACHE_HOME?.trim();
-  return join(xdg !== undefined && xdg !== "" ? xdg : join(home, ".cache"), "agent-kernel", "config");
+  if (xdg !== undefined && xdg !== "") return join(xdg, "agent-kernel", "config");
+  const envHome = env.HOME?.trim();
+  const base = home ?? (envHome !== undefined && envHome !== "" ? envHome : homedir());
+  return join(base, ".cache", "agent-kernel", "config");
 }
 
 interface ConfigCache {
@@ -127,12 +146,35 @@ function openCache(options: LoadConfigCachedOptions, env: Environment): ConfigCa
           flag: "wx",
         });
         renameSync(temporary, file);
+        pruneEntries(dir, file);
       } catch {
         // A cache that cannot be written (a full disk, a read-only home) only costs the next start a validation.
         rmSync(temporary, { force: true });
       }
     },
   };
+}
+
+/**
+ * Keeps the folder at CACHE_ENTRY_LIMIT entries, removing the least recently written (one per config path
+ * ever loaded would otherwise pile up); `kept`, the entry just written, stays. Another process's entry
+ * removed here only costs its next start a validation.
+ */
+function pruneEntries(dir: string, kept: string): void {
+  const names = readdirSync(dir).filter((name) => name.endsWith(".json"));
+  if (names.length <= CACHE_ENTRY_LIMIT) return;
+  const aged: { file: string; written: number }[] = [];
+  for (const name of names) {
+    const file = join(dir, name);
+    if (file === kept) continue;
+    try {
+      aged.push({ file, written: statSync(file).mtimeMs });
+    } catch {
+      // gone already (another process pruned it)
+    }
+  }
+  aged.sort((a, b) => a.written - b.written);
+  for (const { file } of aged.slice(0, names.length - CACHE_ENTRY_LIMIT)) rmSync(file, { force: true });
 }
 
 /**
