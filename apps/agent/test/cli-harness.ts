@@ -55,6 +55,22 @@ export function runNode(
 }
 
 /** The environment of a subprocess: no inherited kernel config, state dir or provider keys. */
+let configCacheDir: string | undefined;
+
+/**
+ * A config validation cache of this process's own (AGENT_KERNEL_CONFIG_CACHE), made on first use and removed
+ * at exit: the runs of one test file or bench share it, so the cache is exercised, and nothing is written into
+ * the developer's real ~/.cache.
+ */
+function harnessConfigCacheDir(): string {
+  if (configCacheDir === undefined) {
+    const made = mkdtempSync(join(tmpdir(), "agent-cli-config-cache-"));
+    process.on("exit", () => rmSync(made, { recursive: true, force: true }));
+    configCacheDir = made;
+  }
+  return configCacheDir;
+}
+
 export function cleanEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env };
   for (const name of [
@@ -66,7 +82,12 @@ export function cleanEnv(extra: Readonly<Record<string, string>> = {}): Record<s
   ]) {
     delete env[name];
   }
-  return { ...env, HOME: env.HOME ?? tmpdir(), ...extra };
+  return {
+    ...env,
+    HOME: env.HOME ?? tmpdir(),
+    AGENT_KERNEL_CONFIG_CACHE: harnessConfigCacheDir(),
+    ...extra,
+  };
 }
 
 export function configText(baseUrl: string, workspaceDir: string, extra = ""): string {
