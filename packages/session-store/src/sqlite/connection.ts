@@ -21,26 +21,35 @@ export type Durability = "normal" | "full";
 /**
  * When the WAL is copied back into the database file. `on-commit` is SQLite's default: the commit that takes
  * the WAL past 1000 pages (4 MB) does it, inside that call. `background` (the store's default): a passive
- * checkpoint on an unref'd timer (`BACKGROUND_CHECKPOINT_MS`) once the WAL file has reached SQLite's own
- * threshold (`BACKGROUND_CHECKPOINT_BYTES`), so a page rewritten by many commits is copied once and no commit
- * pays for the copy; SQLite's own checkpoint stays as a backstop at `BACKSTOP_CHECKPOINT_PAGES` for a process
+ * checkpoint on an unref'd timer (`BACKGROUND_CHECKPOINT_MS`) once the WAL has frames written since the last
+ * checkpoint (or the open) and either `BACKGROUND_CHECKPOINT_MAX_AGE_MS` have passed since then or the WAL
+ * file grew by `BACKGROUND_CHECKPOINT_BYTES`; so a page rewritten by many commits is copied once and no commit
+ * pays for the copy. SQLite's own checkpoint stays as a backstop at `BACKSTOP_CHECKPOINT_PAGES` for a process
  * that writes without ever yielding to the timer, and the last connection's close checkpoints whatever is left.
- * Durability is unchanged: a commit is in the WAL before it returns either way, and a WAL that was never
- * checkpointed is replayed by the next open (a `kill -9` loses nothing committed).
+ * A commit is in the WAL before it returns either way, and a WAL that was never checkpointed is replayed by the
+ * next open: a `kill -9` loses nothing committed. With `durability: "normal"` (synchronous=NORMAL) the WAL is
+ * fsynced only at a checkpoint, so a power loss or OS crash can roll back the commits since the last one: at
+ * most about `BACKGROUND_CHECKPOINT_MAX_AGE_MS` plus one tick of them. `durability: "full"` loses none.
  */
 export type WalCheckpoint = "background" | "on-commit";
 
+/** How often the background checkpoint looks at the WAL (one `stat`; a checkpoint only when one is due). */
 export const BACKGROUND_CHECKPOINT_MS = 1000;
 /**
- * The WAL size below which the timer leaves it alone: SQLite's default autocheckpoint (1000 pages of 4 KiB).
- * A smaller WAL costs readers nothing worth a checkpoint, which syncs the WAL and the database file: in a
- * short process (`agent -m`, about a second) the timer would otherwise sync both files mid-turn, and the
- * close sync them again.
+ * The longest the background checkpoint leaves written frames alone: the bound on what a power loss can roll
+ * back under `durability: "normal"`. Longer than a short process (`agent -m`, about a second): a checkpoint
+ * syncs the WAL and the database file, and one mid-turn would be synced again by the close.
+ */
+export const BACKGROUND_CHECKPOINT_MAX_AGE_MS = 5000;
+/**
+ * How much the WAL file may grow past its size at the last checkpoint before the background checkpoint runs
+ * early: SQLite's default autocheckpoint (1000 pages of 4 KiB). Growth, not size: SQLite does not shrink the
+ * WAL file after a checkpoint (it writes it again from the start), so its size alone would stay past any
+ * threshold and make every tick checkpoint.
  */
 export const BACKGROUND_CHECKPOINT_BYTES = 4 * 1024 * 1024;
 /** 64 MB of 4 KB pages: the WAL's bound when the timer cannot run. */
 export const BACKSTOP_CHECKPOINT_PAGES = 16_384;
-
 export interface SqliteOpenOptions {
   readonly durability?: Durability;
   readonly walCheckpoint?: WalCheckpoint;
@@ -112,27 +121,55 @@ export function retryWhileBusy(timeoutMs: number, step: () => void): void {
 }
 
 /**
- * A passive checkpoint (it never waits for readers or writers) every `BACKGROUND_CHECKPOINT_MS` while the WAL
- * file is at least `BACKGROUND_CHECKPOINT_BYTES` (one `stat`); the timer stops itself on the first tick after
- * the connection closed (SQLite checkpoints on the last close anyway).
+ * A passive checkpoint (it never waits for readers or writers) when one is due (see `WalCheckpoint`), looked
+ * at every `BACKGROUND_CHECKPOINT_MS` with one `stat` of the WAL; the timer stops itself on the first tick
+ * after the connection closed (SQLite checkpoints on the last close anyway).
  */
 function checkpointInBackground(db: Database.Database, path: string): void {
   const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
   const wal = `${path}-wal`;
+  const opened = statSync(wal, { throwIfNoEntry: false });
+  let last = { at: Date.now(), walSize: opened?.size ?? 0 };
   const timer = setInterval(() => {
     if (!db.open) {
       clearInterval(timer);
       return;
     }
     try {
-      if ((statSync(wal, { throwIfNoEntry: false })?.size ?? 0) < BACKGROUND_CHECKPOINT_BYTES) return;
-      checkpoint.run();
+      const now = Date.now();
+      const state = statSync(wal, { throwIfNoEntry: false });
+      if (!backgroundCheckpointDue(state, last, now)) return;
+      const result = checkpoint.get() as { busy: number; log: number; checkpointed: number } | undefined;
+      // Only a checkpoint that copied every frame restarts the clock; otherwise the next tick tries again.
+      if (result !== undefined && result.busy === 0 && result.checkpointed >= result.log)
+        last = { at: now, walSize: state?.size ?? 0 };
     } catch {
       // Busy or read-only: the next tick (or SQLite's backstop, or the last close) checkpoints instead.
     }
   }, BACKGROUND_CHECKPOINT_MS);
   timer.unref();
 }
+
+/**
+ * Whether the background checkpoint is due: the WAL was written since the last checkpoint (its mtime, with a
+ * margin for the file system's coarse clock, is not older than that checkpoint) and either it is
+ * `BACKGROUND_CHECKPOINT_MAX_AGE_MS` old or the WAL file grew by `BACKGROUND_CHECKPOINT_BYTES` since.
+ */
+export function backgroundCheckpointDue(
+  wal: { readonly size: number; readonly mtimeMs: number } | undefined,
+  last: { readonly at: number; readonly walSize: number },
+  now: number,
+): boolean {
+  if (wal === undefined || wal.size === 0) return false;
+  if (wal.mtimeMs < last.at - MTIME_MARGIN_MS) return false;
+  return (
+    now - last.at >= BACKGROUND_CHECKPOINT_MAX_AGE_MS ||
+    wal.size - last.walSize >= BACKGROUND_CHECKPOINT_BYTES
+  );
+}
+
+/** File mtimes come from a coarse clock (a few ms): a write just after a checkpoint may look older than it. */
+const MTIME_MARGIN_MS = 100;
 
 /**
  * Kysely, loaded on first use. SQLite runs prepared statements and precompiled migrations, so a store that only
