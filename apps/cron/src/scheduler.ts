@@ -1,11 +1,9 @@
 // The cron scheduler: turns due jobs into isolated kernel turns. Owns: reading each job's state from the store's
 // cron_state table, deciding what is due, the missed-run policy after downtime (`run-once`: one catch-up run;
-// `skip`: move on to the next slot), the lease that keeps a job from overlapping itself — in this process or in
-// another scheduler on the same store (`running_since`, claimed by a versioned compare-and-set) — running the
-// job as a new session under `agent:<agentId>:cron:<jobId>` through prepareSession/executeTurn, delivering the
-// last deliverable payload, recording the run's result and the next slot, and run history from the kernel's
-// run records. Does not own turns (the kernel), schedules' arithmetic (schedule.ts) or transports (channels).
-import { randomUUID } from "node:crypto";
+// `skip`: move on to the next slot), the timer loop, concurrency, reloading jobs, and run history from the
+// kernel's run records. Does not own the lease that keeps a job from overlapping itself — in this process or
+// in another scheduler on the same store (lease.ts) — running and recording one job (run-job.ts), turns (the
+// kernel), schedules' arithmetic (schedule.ts) or transports (channels).
 import { CRON_DEFAULTS, type KernelConfig } from "@agent-kernel/config";
 import {
   type AnyKernelStore,
@@ -14,39 +12,30 @@ import {
   listRuns,
   openKernelStore,
   type RunRecord,
-  type TurnOutcome,
 } from "@agent-kernel/kernel";
 import { type CronClock, systemClock, type TimerHandle } from "./clock.ts";
-import { type CronDeliveryChannel, type DeliveryResult, deliverOutcome } from "./delivery.ts";
-import { withErrorBackoff } from "./error-backoff.ts";
+import type { CronDeliveryChannel } from "./delivery.ts";
 import { type CronJobsReload, diffJobs, isEmptyReload, watchJobsFile } from "./job-reload.ts";
 import { type CronJob, jobsFilePath, loadCronJobs, type ResolvedCronJob } from "./jobs.ts";
-import { cronPrompt } from "./prompt.ts";
+import {
+  type CronJobStats,
+  claimLease,
+  initialNextRun,
+  LeaseTakenError,
+  leaseHeld,
+  leaseMsOf,
+  rescheduleSlot,
+  setFirstSlot,
+  skipSlot,
+} from "./lease.ts";
+import { cronSessionKey, runCronJob } from "./run-job.ts";
 import { nextRunAfter } from "./schedule.ts";
-import type {
-  CronJobState,
-  CronJobView,
-  CronRunResult,
-  CronSchedulerOptions,
-  TickReport,
-} from "./scheduler-types.ts";
+import type { CronJobView, CronRunResult, CronSchedulerOptions, TickReport } from "./scheduler-types.ts";
 
-type CronJobStats = Parameters<Parameters<AnyKernelStore["cron"]["update"]>[1]>[0];
-
-/** The entry point recorded on every cron run. */
-export const CRON_ENTRY_POINT = "cron";
-
-/** `agent:<agentId>:cron:<jobId>`: the session key every run of a job starts a new session under. */
-export function cronSessionKey(agentId: string, jobId: string): string {
-  return `agent:${agentId.toLowerCase()}:cron:${jobId.toLowerCase()}`;
-}
-
-/** The job is being run by someone else, or its slot moved on since we looked. */
-class LeaseTakenError extends Error {}
+export { CRON_ENTRY_POINT, cronSessionKey } from "./run-job.ts";
 
 const DEFAULT_MAX_SLEEP_MS = 60_000;
 const DEFAULT_MISSED_GRACE_MS = 60_000;
-const MIN_LEASE_MS = 10 * 60_000;
 
 export class CronScheduler {
   readonly #options: CronSchedulerOptions;
@@ -225,19 +214,7 @@ export class CronScheduler {
     for (const id of reload.rescheduled) {
       const resolved = next.find(({ job }) => job.id === id);
       if (resolved === undefined) continue;
-      const { job } = resolved;
-      // A one-shot time the operator moved runs at its new time even though the job has a state row.
-      const slot = job.schedule.kind === "at" ? Date.parse(job.schedule.at) : nextRunAfter(job.schedule, now);
-      await store.cron.update(
-        job.id,
-        (current) => {
-          // A run in flight sets the next slot when it ends; the slot after that follows the new schedule.
-          if (this.#leaseHeld(job, current, now)) return current;
-          const { nextRunAt: _, ...rest } = current;
-          return { ...rest, agentId: resolved.agentId, ...(slot === undefined ? {} : { nextRunAt: slot }) };
-        },
-        { now },
-      );
+      await rescheduleSlot(store, resolved, now, this.#leaseMs(resolved.job));
     }
     if (this.#started) {
       if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
@@ -342,23 +319,11 @@ export class CronScheduler {
   }
 
   #leaseMs(job: CronJob): number {
-    if (this.#options.leaseMs !== undefined) return this.#options.leaseMs;
-    const timeoutSeconds = job.payload.timeoutSeconds ?? this.#config.agents.defaults.timeoutSeconds ?? 0;
-    return Math.max(MIN_LEASE_MS, timeoutSeconds * 2000);
+    return leaseMsOf(job, this.#config, this.#options.leaseMs);
   }
 
   #leaseHeld(job: CronJob, state: { readonly runningSince?: number } | undefined, now: number): boolean {
-    return state?.runningSince !== undefined && now - state.runningSince < this.#leaseMs(job);
-  }
-
-  /** The first slot of a job that has no state yet (or whose schedule lost its next slot). */
-  #initialNextRun(job: CronJob, state: CronJobState, now: number): number | undefined {
-    if (job.schedule.kind === "at") {
-      // A one-shot time runs once, however late it is first seen, and never again: once the job has a state
-      // row, its slot was taken (run or skipped).
-      return state === undefined ? Date.parse(job.schedule.at) : undefined;
-    }
-    return nextRunAfter(job.schedule, now);
+    return leaseHeld(state, now, this.#leaseMs(job));
   }
 
   async #tickOnce(): Promise<TickReport> {
@@ -377,16 +342,9 @@ export class CronScheduler {
       const now = this.#clock.now();
       let state = await store.cron.get(job.id);
       if (state?.nextRunAt === undefined && !this.#leaseHeld(job, state, now)) {
-        const first = this.#initialNextRun(job, state, now);
+        const first = initialNextRun(job, state, now);
         if (first === undefined) continue;
-        state = await store.cron.update(
-          job.id,
-          (current) =>
-            current.nextRunAt === undefined
-              ? { ...current, agentId: resolved.agentId, nextRunAt: first }
-              : current,
-          { now },
-        );
+        state = await setFirstSlot(store, resolved, first, now);
       }
       const slot = state?.nextRunAt;
       if (slot === undefined || slot > now) continue;
@@ -404,28 +362,7 @@ export class CronScheduler {
       }
       if (missed && job.missedRuns === "skip") {
         const next = nextRunAfter(job.schedule, now, slot);
-        const skipped = await store.cron
-          .update(
-            job.id,
-            (current) => {
-              if (current.nextRunAt !== slot || this.#leaseHeld(job, current, now))
-                throw new LeaseTakenError();
-              const { nextRunAt: _, ...rest } = current;
-              return {
-                ...rest,
-                agentId: resolved.agentId,
-                ...(next === undefined ? {} : { nextRunAt: next }),
-              };
-            },
-            { now },
-          )
-          .then(
-            () => true,
-            (error: unknown) => {
-              if (error instanceof LeaseTakenError) return false;
-              throw error;
-            },
-          );
+        const skipped = await skipSlot(store, resolved, slot, next, now, this.#leaseMs(job));
         if (skipped)
           report.skipped.push({
             jobId: job.id,
@@ -452,22 +389,9 @@ export class CronScheduler {
     return report;
   }
 
-  /**
-   * Takes the job's lease: sets `running_since` if no live lease is held and the slot is still the one we saw.
-   * The store's update is a compare-and-set on the row's version, so of two schedulers claiming at once
-   * one wins and the other re-reads, sees the lease and gets `LeaseTakenError`.
-   */
   #claim(resolved: ResolvedCronJob, slot: number | undefined, now: number): Promise<CronJobStats> {
     return this.#openStore().then((store) =>
-      store.cron.update(
-        resolved.job.id,
-        (current) => {
-          if (this.#leaseHeld(resolved.job, current, now) || current.nextRunAt !== slot)
-            throw new LeaseTakenError();
-          return { ...current, agentId: resolved.agentId, runningSince: now };
-        },
-        { now },
-      ),
+      claimLease(store, resolved, slot, now, this.#leaseMs(resolved.job)),
     );
   }
 
@@ -497,114 +421,14 @@ export class CronScheduler {
     catchUp: boolean,
     options: { readonly keepNextRunAt?: boolean },
   ): Promise<CronRunResult> {
-    const { job, agentId } = resolved;
-    const startedAt = claimed.runningSince ?? this.#clock.now();
-    const sessionKey = cronSessionKey(agentId, job.id);
-    let outcome: TurnOutcome | undefined;
-    let sessionId: string | undefined;
-    let delivery: DeliveryResult | undefined;
-    let error: string | undefined;
-    try {
-      const kernel = await this.#kernelFor();
-      const model = job.payload.model;
-      const prepared = await kernel.prepareSession({
-        agentId,
-        sessionKey,
-        runOptions: {
-          entryPoint: CRON_ENTRY_POINT,
-          // An isolated run: a new session id every time (OpenClaw `sessionTarget: "isolated"`).
-          forceNewSession: true,
-          ...(model === undefined
-            ? {}
-            : { cronPayload: typeof model === "string" ? { primary: model } : model }),
-          ...(job.payload.thinking === undefined ? {} : { thinking: job.payload.thinking }),
-          ...(job.payload.timeoutSeconds === undefined ? {} : { timeoutSeconds: job.payload.timeoutSeconds }),
-        },
-      });
-      sessionId = prepared.transcript.sessionId;
-      outcome = await kernel.executeTurn(prepared, {
-        prompt: cronPrompt(job, startedAt),
-        runId: randomUUID(),
-        signal: this.#abort.signal,
-      });
-      if (outcome.status !== "ok") {
-        error = [outcome.status, outcome.result.reason, outcome.result.errorMessage]
-          .filter(Boolean)
-          .join(": ");
-      } else if (
-        job.delivery?.mode === "announce" &&
-        job.delivery.channel !== undefined &&
-        job.delivery.to !== undefined
-      ) {
-        delivery = await deliverOutcome(
-          this.#channels,
-          { channel: job.delivery.channel, to: job.delivery.to },
-          outcome,
-        );
-        if (delivery.status === "failed")
-          error = `delivery to ${delivery.channel}:${delivery.to} failed: ${delivery.error}`;
-      }
-    } catch (thrown) {
-      error = thrown instanceof Error ? thrown.message : String(thrown);
-    }
-    const endedAt = this.#clock.now();
-    // stopped by `stop()` (the abort reached the run, or the run failed to start once it was aborted)
-    const stopped = this.#abort.signal.aborted && (outcome === undefined || outcome.status === "aborted");
-    const status = stopped ? "aborted" : error === undefined ? "ok" : "error";
-    const store = await this.#openStore();
-    const slotAfter = nextRunAfter(
-      job.schedule,
-      endedAt,
-      job.schedule.kind === "every" ? scheduledAt : undefined,
-    );
-    const next =
-      status === "aborted"
-        ? scheduledAt
-        : withErrorBackoff(job, slotAfter, status, endedAt, claimed.consecutiveErrors + 1);
-    await store.cron.update(
-      job.id,
-      (current) => {
-        const {
-          runningSince: _running,
-          nextRunAt: currentNext,
-          lastError: _lastError,
-          lastRunId: _lastRunId,
-          ...rest
-        } = current;
-        const nextRunAt = options.keepNextRunAt ? currentNext : next;
-        return {
-          ...rest,
-          agentId,
-          ...(nextRunAt === undefined ? {} : { nextRunAt }),
-          lastRunAt: startedAt,
-          lastStatus: status,
-          lastDurationMs: endedAt - startedAt,
-          ...(outcome === undefined ? {} : { lastRunId: outcome.runId }),
-          ...(error === undefined ? {} : { lastError: error }),
-          consecutiveErrors:
-            status === "ok"
-              ? 0
-              : status === "aborted"
-                ? current.consecutiveErrors
-                : current.consecutiveErrors + 1,
-        };
-      },
-      { now: endedAt },
-    );
-    const result: CronRunResult = {
-      jobId: job.id,
-      agentId,
-      sessionKey,
-      ...(sessionId === undefined ? {} : { sessionId }),
-      ...(outcome === undefined ? {} : { runId: outcome.runId, outcome }),
-      scheduledAt,
-      startedAt,
-      endedAt,
-      catchUp,
-      status,
-      ...(error === undefined ? {} : { error }),
-      ...(delivery === undefined ? {} : { delivery }),
+    const context = {
+      kernel: () => this.#kernelFor(),
+      store: () => this.#openStore(),
+      channels: this.#channels,
+      clock: this.#clock,
+      signal: () => this.#abort.signal,
     };
+    const result = await runCronJob(context, resolved, claimed, scheduledAt, catchUp, options);
     this.#options.onRunFinished?.(result);
     return result;
   }
