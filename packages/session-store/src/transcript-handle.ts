@@ -1,18 +1,22 @@
 // One session's SQLite transcript handle. Owns: the `SqliteTranscript` calls — appends and `appendMany`
-// (journaled when the read cache proves them safe, else one autocommit statement, with a write transaction
-// for the slow path, a batch and `appendAtLeaf`), leaf moves and the reads (through transcript-reads.ts) — and turning what
-// they throw on a full disk, a read-only or a damaged file into a `StorageFailure` naming the agent database.
-// Does not own: the statements, the journal's fold or replay (transcript-statements.ts, transcript-replay.ts),
-// the read cache (transcript-reads.ts, transcript-cache.ts) or damaged rows (transcript-quarantine.ts).
+// (journaled when the read cache proves them safe, transcript-journaled-appends.ts; else one autocommit
+// statement, with a write transaction for the slow path, a batch and `appendAtLeaf`), leaf moves and the reads
+// (through transcript-reads.ts; `syncState` through transcript-sync-state.ts) — and turning what they throw on
+// a full disk, a read-only or a damaged file into a `StorageFailure` naming the agent database.
+// Does not own: the statements, the journal's fold or replay (transcript-statements.ts, transcript-fold.ts,
+// transcript-replay.ts), the read cache (transcript-reads.ts, transcript-cache.ts) or damaged rows
+// (transcript-quarantine.ts).
 import { TranscriptConflictError } from "./errors.ts";
-import { type JournalMarker, linePrefixFor, type PendingAppend } from "./sqlite/append-journal.ts";
 import { toStorageFailure } from "./storage-errors.ts";
 import { transcriptCache } from "./transcript-cache.ts";
 import { branchShape, omittedOnDemand, readContext, type TranscriptContext } from "./transcript-context.ts";
-import { countWithoutShape, readContextFromStart, recordContextFacts } from "./transcript-context-start.ts";
+import { readContextFromStart, recordContextFacts } from "./transcript-context-start.ts";
+import { parseHeader } from "./transcript-header.ts";
+import { JournaledAppends } from "./transcript-journaled-appends.ts";
 import { listQuarantined } from "./transcript-quarantine.ts";
 import { leafOf, ownAppendsTarget, recordOwnAppend, SessionReads, type Shape } from "./transcript-reads.ts";
-import { parseHeader, type TranscriptStatements } from "./transcript-statements.ts";
+import type { TranscriptStatements } from "./transcript-statements.ts";
+import { readCount, readLeafId, SessionSyncState, type SyncState } from "./transcript-sync-state.ts";
 import {
   assertEntryShape,
   type QuarantinedRow,
@@ -40,15 +44,8 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   #appendAtLeaf: ((draft: TranscriptEntryDraft) => [TranscriptEntry, string, number]) | undefined;
   /** The last entry this handle committed directly: the usual parent of its next direct append. */
   #lastAppendedId: string | undefined;
-  /** `linePrefixFor(sessionId)`, made on the first journaled append. */
-  #linePrefix: string | undefined;
-  /** The journal's burst of this handle's last journaled append (see #appendToJournal). */
-  #journaledInBurst = -1;
-  /**
-   * The session's leaf row as last read, with what proves it unchanged since: this connection's leaf writes
-   * (`leafWrites`) and `data_version` (other connections' commits) when it was read (see `syncState`).
-   */
-  #leafRow: { leafId: string | null; leafSeq: number | null; writes: number; version: number } | undefined;
+  readonly #journaled: JournaledAppends;
+  readonly #syncState: SessionSyncState;
 
   /** `header`: the stored header when the opener has just read it (saves reading it again). */
   constructor(
@@ -63,6 +60,8 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     this.#header = header;
     this.#cacheKey = `${statements.cacheKey}\u0000${sessionId}`;
     this.#reads = new SessionReads(statements, agentId, sessionId, this.#cacheKey);
+    this.#journaled = new JournaledAppends(statements, sessionId, this.#cacheKey, this.#reads);
+    this.#syncState = new SessionSyncState(statements, this.#reads, sessionId, this.#cacheKey);
   }
 
   /** What a call threw, as a `StorageFailure` naming this database when the file is at fault. */
@@ -118,7 +117,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   #append(entry: TranscriptEntry): void {
     assertEntryShape(entry);
     const body = JSON.stringify(entry);
-    if (this.#appendToJournal(entry, body)) return;
+    if (this.#journaled.append(entry, body)) return;
     this.#statements.fold(this.#cacheKey);
     // The direct path: one autocommit statement, durable when it returns (WAL). It inserts nothing for a
     // duplicate id or a missing parent; the slow path then decides under the write lock.
@@ -139,86 +138,6 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
     }
   }
 
-  /**
-   * The journaled append: when this session's cache is current and proves the id new and the parent stored
-   * (or journaled before it), one line in the journal makes the entry durable; SQLite gets it with the rest
-   * of the burst (see sqlite/append-journal.ts). False: the caller commits directly instead.
-   */
-  #appendToJournal(entry: TranscriptEntry, body: string): boolean {
-    const statements = this.#statements;
-    const journal = statements.journal;
-    const key = this.#cacheKey;
-    // An unreported refusal of this session goes to this caller (the direct path folds and throws it): an
-    // append after it may name the refused entry as its parent.
-    if (journal === undefined || statements.hasRefusal(key) || statements.pendingInAnotherStore(key))
-      return false;
-    // The cache is proven current (a data_version query) at this handle's first journaled append of a
-    // synchronous burst, not at every one: another process committing the same id within the burst is
-    // the race the fold settles anyway (an identical entry is kept, another one refused and reported).
-    let session = this.#journaledInBurst === journal.burst ? transcriptCache.find(this.#cacheKey) : undefined;
-    let marker: JournalMarker | undefined;
-    if (session === undefined || !session.loaded) {
-      // Inside a caller's transaction the entry must commit (or roll back) with it.
-      if (statements.db.inTransaction) return false;
-      const time = new Date().toISOString();
-      session = this.#reads.shape().session;
-      marker = { seq: session.scannedSeq, time };
-    }
-    const known = session.positionById;
-    const parentId = entry.parentId;
-    if (known.has(entry.id) || journal.isPending(key, entry.id)) return false;
-    if (parentId !== null && !known.has(parentId) && !journal.isPending(key, parentId)) return false;
-    this.#linePrefix ??= linePrefixFor(this.sessionId);
-    if (!journal.write({ sessionId: this.sessionId, cacheKey: key, entry, body }, this.#linePrefix, marker))
-      return false;
-    this.#journaledInBurst = journal.burst;
-    // The entry is durable in the journal; a fold failure or a refusal is reported by the next call.
-    if (journal.full) statements.foldBurst();
-    return true;
-  }
-
-  /**
-   * `appendMany` through the journal: when the cache proves every entry new and every parent stored (or
-   * journaled, or earlier in the batch), all the lines go out in one write — durable together, folded with
-   * the rest of the group. False: the caller commits the batch in one transaction instead (nothing written).
-   */
-  #appendManyToJournal(entries: readonly TranscriptEntry[]): boolean {
-    const statements = this.#statements;
-    const journal = statements.journal;
-    const key = this.#cacheKey;
-    if (journal === undefined || statements.hasRefusal(key) || statements.pendingInAnotherStore(key))
-      return false;
-    let session = this.#journaledInBurst === journal.burst ? transcriptCache.find(key) : undefined;
-    let marker: JournalMarker | undefined;
-    if (session === undefined || !session.loaded) {
-      if (statements.db.inTransaction) return false;
-      const time = new Date().toISOString();
-      session = this.#reads.shape().session;
-      marker = { seq: session.scannedSeq, time };
-    }
-    const known = session.positionById;
-    const inBatch = new Set<string>();
-    const appends: PendingAppend[] = [];
-    for (const entry of entries) {
-      const parentId = entry.parentId;
-      if (known.has(entry.id) || journal.isPending(key, entry.id) || inBatch.has(entry.id)) return false;
-      if (
-        parentId !== null &&
-        !known.has(parentId) &&
-        !journal.isPending(key, parentId) &&
-        !inBatch.has(parentId)
-      )
-        return false;
-      inBatch.add(entry.id);
-      appends.push({ sessionId: this.sessionId, cacheKey: key, entry, body: JSON.stringify(entry) });
-    }
-    this.#linePrefix ??= linePrefixFor(this.sessionId);
-    if (!journal.writeMany(appends, this.#linePrefix, marker)) return false;
-    this.#journaledInBurst = journal.burst;
-    if (journal.full) statements.foldBurst();
-    return true;
-  }
-
   appendMany(entries: readonly TranscriptEntry[]): void {
     try {
       this.#appendManyEntries(entries);
@@ -230,7 +149,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 
   #appendManyEntries(entries: readonly TranscriptEntry[]): void {
     for (const entry of entries) assertEntryShape(entry);
-    if (entries.length > 0 && this.#appendManyToJournal(entries)) return;
+    if (entries.length > 0 && this.#journaled.appendMany(entries)) return;
     this.#statements.fold(this.#cacheKey);
     this.#appendMany ??= this.#statements.db.transaction(
       (entries: readonly TranscriptEntry[], bodies: string[], seqs: number[]) => {
@@ -335,9 +254,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
   }
 
   #leafId(): string | null {
-    // The leaf row first, then the shape: whatever the row names was committed before the shape is read.
-    const row = this.#statements.selectLeaf.get(this.sessionId);
-    return leafOf(this.#reads.shape().session, row?.leaf_id ?? null, row?.leaf_seq ?? null);
+    return readLeafId(this.#statements, this.#reads, this.sessionId);
   }
 
   /**
@@ -347,33 +264,17 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
    * are read as those two calls read them. What a warm binding asks before each turn (is the store still
    * exactly what I hold?).
    */
-  syncState(): { readonly count: number; readonly leafId: string | null } {
+  syncState(): SyncState {
     try {
-      return this.#syncState();
+      return this.#readSyncState();
     } catch (error) {
       throw this.#failure(error);
     }
   }
 
-  #syncState(): { readonly count: number; readonly leafId: string | null } {
-    const statements = this.#statements;
-    statements.foldSession(this.#cacheKey);
-    if (transcriptCache.find(this.#cacheKey)?.loaded !== true)
-      return { count: this.#count(), leafId: this.#leafId() };
-    // Read before the leaf row and the shape: a commit after it changes it again, and the next call reads.
-    const version = statements.dataVersion.get() ?? -1;
-    let row = this.#leafRow;
-    if (row === undefined || row.version !== version || row.writes !== statements.leafWrites) {
-      const writes = statements.leafWrites;
-      const stored = statements.selectLeaf.get(this.sessionId);
-      row = { leafId: stored?.leaf_id ?? null, leafSeq: stored?.leaf_seq ?? null, writes, version };
-      this.#leafRow = row;
-    }
-    const session = this.#reads.shape(version).session;
-    return {
-      count: session.seqs.length - session.quarantined.size,
-      leafId: leafOf(session, row.leafId, row.leafSeq),
-    };
+  #readSyncState(): SyncState {
+    this.#statements.foldSession(this.#cacheKey);
+    return this.#syncState.read();
   }
 
   getEntry(id: string): TranscriptEntry | undefined {
@@ -515,14 +416,7 @@ export class SqliteTranscriptHandle implements SqliteTranscript {
 
   #count(): number {
     this.#statements.foldSession(this.#cacheKey);
-    // A session not in the read cache: counted by SQLite (an index-only count) rather than by reading its
-    // shape, when it has no rows set aside (those are not counted; the shape knows them).
-    if (transcriptCache.find(this.#cacheKey)?.loaded !== true) {
-      const counted = countWithoutShape(this.#statements, this.sessionId);
-      if (counted !== undefined) return counted;
-    }
-    const session = this.#reads.shape().session;
-    return session.seqs.length - session.quarantined.size;
+    return readCount(this.#statements, this.#reads, this.sessionId, this.#cacheKey);
   }
 
   /**

@@ -1,13 +1,12 @@
 // The prepared statements of one agent database, shared by every transcript in it, and what they do together:
 // inserting a row (the one-statement durable append and its slow path), settling an append that inserted
 // nothing (an identical repeat or a refusal), the append journal of this store (sqlite/append-journal.ts owns
-// the file) and the fold of its entries into SQLite, the refusals a fold found, folding on exit, and creating
-// or reading a session's header. A fold that fails on a full disk or a read-only file throws a
-// `StorageFailure` saying where the entries not stored yet are kept (the journal). Does not own: the read
-// cache (transcript-reads.ts), replaying a gone owner's journal (transcript-replay.ts) or a session's handle
-// (transcript-handle.ts).
+// the file) and when its entries are folded into SQLite. A fold that fails on a full disk or a read-only file
+// throws a `StorageFailure` saying where the entries not stored yet are kept (the journal). Does not own: the
+// fold's batch insert, the refusals it found and folding on exit (transcript-fold.ts), a session's header row
+// (transcript-header.ts), the read cache (transcript-reads.ts), replaying a gone owner's journal
+// (transcript-replay.ts) or a session's handle (transcript-handle.ts).
 import type { Database, Statement } from "better-sqlite3";
-import { TranscriptConflictError } from "./errors.ts";
 import type { RunOwner } from "./runs.ts";
 import {
   AppendJournal,
@@ -16,15 +15,19 @@ import {
   type PendingAppend,
 } from "./sqlite/append-journal.ts";
 import { StorageFailure, toStorageFailure } from "./storage-errors.ts";
-import { type CachedSession, transcriptCache } from "./transcript-cache.ts";
+import type { CachedSession } from "./transcript-cache.ts";
+import {
+  type FoldOutcome,
+  foldJournalsOnExit,
+  insertBatch,
+  journaledDatabases,
+  recordRefusals,
+  refusalsBySession,
+  throwRefused,
+} from "./transcript-fold.ts";
 import { ownAppendsTarget, recordOwnAppend } from "./transcript-reads.ts";
 import { replayJournal } from "./transcript-replay.ts";
-import {
-  type AppendReplay,
-  canonicalJson,
-  type TranscriptEntry,
-  type TranscriptHeader,
-} from "./transcript-types.ts";
+import { type AppendReplay, canonicalJson, type TranscriptEntry } from "./transcript-types.ts";
 
 /** Prepared statements of one agent database, shared by all transcripts in it. */
 export class TranscriptStatements {
@@ -249,24 +252,7 @@ export class TranscriptStatements {
 
   /** Throws (once) the refusals of one session, or of every session when `cacheKey` is undefined. */
   #throwRefused(cacheKey?: string): void {
-    const ofThisDatabase = `${this.cacheKey}\u0000`;
-    const keys =
-      cacheKey === undefined
-        ? [...refusalsBySession.keys()].filter((key) => key.startsWith(ofThisDatabase))
-        : [cacheKey];
-    const messages: string[] = [];
-    for (const key of keys) {
-      const refusal = refusalsBySession.get(key);
-      if (refusal === undefined) continue;
-      refusalsBySession.delete(key);
-      const more = refusal.more > 0 ? ` (and ${refusal.more} more)` : "";
-      messages.push(`${refusal.listed.join("; ")}${more}`);
-    }
-    if (messages.length > 0) {
-      throw new TranscriptConflictError(
-        `journaled appends refused when folded into SQLite: ${messages.join("; ")}`,
-      );
-    }
+    throwRefused(this.cacheKey, cacheKey);
   }
 
   /**
@@ -413,7 +399,7 @@ export class TranscriptStatements {
       return;
     const batch = journal.pending;
     this.#foldTransaction ??= this.db.transaction((batch: readonly PendingAppend[]) =>
-      this.#insertBatch(batch),
+      insertBatch(this, batch),
     ).immediate;
     const { seqs, refusals } = this.#foldTransaction(batch);
     journal.folded();
@@ -427,157 +413,6 @@ export class TranscriptStatements {
       const session = targets.get(append.cacheKey);
       if (session !== undefined) recordOwnAppend(session, seq, append.entry, append.body);
     });
-    for (const { cacheKey, reason } of refusals) {
-      let refusal = refusalsBySession.get(cacheKey);
-      if (refusal === undefined) {
-        refusal = { listed: [], more: 0 };
-        refusalsBySession.set(cacheKey, refusal);
-      }
-      if (refusal.listed.length < 5) refusal.listed.push(reason);
-      else refusal.more++;
-    }
+    recordRefusals(refusals);
   }
-
-  /** Inside the fold's write transaction: the batch in order; an entry stored identically meanwhile is kept. */
-  #insertBatch(batch: readonly PendingAppend[]): FoldOutcome {
-    const seqs: number[] = [];
-    const refusals: { cacheKey: string; reason: string }[] = [];
-    // Entries of this batch already in SQLite, per session: later entries may name them as parents.
-    const stored = new Map<string, Set<string>>();
-    // Refused entries (per session key and id): their journaled descendants are refused with them, as a
-    // caller whose append threw would not have appended them.
-    const refused = new Set<string>();
-    for (const { sessionId, cacheKey, entry, body } of batch) {
-      const parentId = entry.parentId;
-      if (parentId !== null && refused.has(`${cacheKey}\u0000${parentId}`)) {
-        seqs.push(0);
-        refused.add(`${cacheKey}\u0000${entry.id}`);
-        refusals.push({
-          cacheKey,
-          reason: `entry ${entry.id} of session ${sessionId}: its parent ${parentId} was refused`,
-        });
-        continue;
-      }
-      let storedHere = stored.get(cacheKey);
-      const parentKnown =
-        parentId === null ||
-        storedHere?.has(parentId) === true ||
-        transcriptCache.find(cacheKey)?.positionById.has(parentId) === true;
-      const seq = this.insertRow(sessionId, entry, body, parentKnown);
-      seqs.push(seq);
-      // Another process may have stored the same entry first: kept, as an identical repeat is.
-      const reason = seq === 0 ? this.settleUninserted(sessionId, entry) : undefined;
-      if (reason !== undefined) {
-        refused.add(`${cacheKey}\u0000${entry.id}`);
-        refusals.push({ cacheKey, reason });
-        continue;
-      }
-      if (storedHere === undefined) {
-        storedHere = new Set();
-        stored.set(cacheKey, storedHere);
-      }
-      storedHere.add(entry.id);
-    }
-    return { seqs, refusals };
-  }
-}
-
-/**
- * Per session (its cache key, which names its database), what folds refused (a conflict with what another
- * process stored meanwhile) and no call has reported yet: thrown once by the next call on that session through
- * any store of this process, and by `store.flush()`; a session with one commits directly until then.
- */
-const refusalsBySession = new Map<string, { listed: string[]; more: number }>();
-
-/** Per database (its cache key), the statements of every store in this process that journals appends to it. */
-const journaledDatabases = new Map<string, Set<TranscriptStatements>>();
-let exitHookInstalled = false;
-
-/**
- * A process that exits without closing its stores (a CLI that returns from main) still folds and removes its
- * journals: `exit` listeners run synchronously, as better-sqlite3 does. A journal whose fold fails there stays
- * for the next open to replay.
- */
-function foldJournalsOnExit(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once("exit", () => {
-    for (const peers of journaledDatabases.values()) {
-      for (const statements of [...peers]) {
-        try {
-          statements.closeJournal();
-        } catch (error) {
-          // A failed fold leaves the journal on disk for the next open to replay; a refusal has no caller left
-          // to throw to, so it is said on stderr rather than lost.
-          if (error instanceof TranscriptConflictError)
-            process.stderr.write(`session-store: ${error.message}\n`);
-        }
-      }
-    }
-  });
-}
-
-interface FoldOutcome {
-  /** Per entry of the batch: its seq, or 0 when it was not inserted. */
-  readonly seqs: number[];
-  readonly refusals: { readonly cacheKey: string; readonly reason: string }[];
-}
-
-/** Creates the transcript row if it is missing (concurrent creators are fine: the first header wins). */
-export function createTranscriptIfMissing(
-  statements: TranscriptStatements,
-  agentId: string,
-  header: TranscriptHeader,
-): void {
-  const now = new Date().toISOString();
-  statements.insertHeader.run(header.id, agentId, JSON.stringify(header), now, now);
-}
-
-/**
- * The stored header of a session, creating the transcript from `init` when it has none. An existing
- * transcript costs one read and no write (no write lock taken); a new one the insert and nothing else.
- */
-export function readOrCreateHeader(
-  statements: TranscriptStatements,
-  agentId: string,
-  sessionId: string,
-  init: TranscriptHeader | undefined,
-): TranscriptHeader | undefined {
-  const row = statements.selectHeader.get(sessionId);
-  if (row !== undefined) return parseHeader(statements, sessionId, row.header);
-  if (init === undefined) return undefined;
-  const now = new Date().toISOString();
-  const json = JSON.stringify(init);
-  if (statements.insertHeader.run(init.id, agentId, json, now, now).changes === 1) {
-    return JSON.parse(json) as TranscriptHeader;
-  }
-  // A concurrent creator won: its header is the session's.
-  const winner = statements.selectHeader.get(sessionId);
-  return winner === undefined ? undefined : parseHeader(statements, sessionId, winner.header);
-}
-
-export function transcriptExists(statements: TranscriptStatements, sessionId: string): boolean {
-  return statements.selectHeader.get(sessionId) !== undefined;
-}
-
-/** A session's stored header; a damaged one throws a `StorageFailure` naming the file and the session. */
-export function parseHeader(
-  statements: TranscriptStatements,
-  sessionId: string,
-  json: string,
-): TranscriptHeader {
-  try {
-    const header = JSON.parse(json) as unknown;
-    if (header !== null && typeof header === "object" && !Array.isArray(header))
-      return header as TranscriptHeader;
-  } catch {
-    // reported below
-  }
-  throw new StorageFailure({
-    kind: "corrupt",
-    path: statements.path,
-    row: { table: "transcripts", sessionId },
-    problem: `the header row of session ${sessionId} in ${statements.path} is not a JSON object`,
-    hint: "restore the file from a backup; the session's entries are intact, but the session cannot be opened without it",
-  });
 }

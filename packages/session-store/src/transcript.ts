@@ -2,8 +2,9 @@
 // module is its face, re-exporting the parts so that imports elsewhere name one module:
 // - transcript-types.ts: the contract (`Transcript`, `SqliteTranscript`), entry and header shapes, the
 //   tree-field check and canonical JSON every backend shares;
-// - transcript-statements.ts: one agent database's prepared statements, the append journal's fold, and
-//   creating or reading a session's header;
+// - transcript-statements.ts: one agent database's prepared statements and the append journal's fold
+//   (transcript-fold.ts: the fold's batch, refusals, folding on exit); transcript-header.ts: creating or
+//   reading a session's header;
 // - transcript-handle.ts: a session's SQLite handle (appends, leaf moves, reads), its failures as
 //   `StorageFailure`s naming the file;
 // - transcript-reads.ts: the reads through the process-wide read cache (transcript-cache.ts);
@@ -12,13 +13,9 @@
 // Does not own: what the entries mean (pi's projection), the pi SessionManager adapter (turn-pipeline), or
 // legacy file import (src/legacy).
 export { SqliteTranscriptHandle } from "./transcript-handle.ts";
+export { createTranscriptIfMissing, readOrCreateHeader, transcriptExists } from "./transcript-header.ts";
 export { listQuarantined, QUARANTINE_TABLE } from "./transcript-quarantine.ts";
-export {
-  createTranscriptIfMissing,
-  readOrCreateHeader,
-  TranscriptStatements,
-  transcriptExists,
-} from "./transcript-statements.ts";
+export { TranscriptStatements } from "./transcript-statements.ts";
 export {
   type AppendReplay,
   assertEntryShape,
