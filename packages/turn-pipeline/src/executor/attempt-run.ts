@@ -17,17 +17,13 @@ import type { AgentSession, SessionManager, ToolDefinition } from "@earendil-wor
 import type { PiSessionBinding } from "../session-manager/index.ts";
 import { type ReplyPayload, ReplyStream, subscribeReplyCallbacks } from "../streaming/index.ts";
 import type { ToolSandbox } from "../tools/index.ts";
+import { promptSettingsOf } from "./agent-settings.ts";
 import { type AttemptObservation, bridgeSession } from "./event-bridge.ts";
 import { contextShapingFor, createHermeticSession, toPiThinkingLevel } from "./hermetic-session.ts";
 import { missingCredential, ProviderAnswerWatch } from "./provider-answer.ts";
 import type { Recovery } from "./recovery.ts";
 import { storageFailureOf } from "./storage-failure.ts";
-import {
-  type BootstrapFile,
-  kernelPromptSettings,
-  kernelSystemPromptFor,
-  systemPromptHash,
-} from "./system-prompt.ts";
+import { type BootstrapFile, kernelSystemPromptFor, systemPromptHash } from "./system-prompt.ts";
 import type { AttemptTrace, RunTrace } from "./tracing.ts";
 import { attachTurnImages, fitImagesToModel, NO_TURN_IMAGES } from "./turn-images.ts";
 import { addUsage, type TurnScope } from "./turn-state.ts";
@@ -145,7 +141,7 @@ export class AttemptRunner {
         workspaceDir: toolSandbox.sandboxed ? toolSandbox.cwd : context.workspaceDir,
         ...(toolSandbox.sandboxed ? { sandbox: sandboxPromptFacts(toolSandbox) } : {}),
         toolNames: this.#toolNames,
-        ...kernelPromptSettings(context.config, context.agentId),
+        ...promptSettingsOf(context.config, context.agentId),
         skillsPrompt: this.#inputs.skillsPrompt,
         sessionKey: context.sessionKey,
         agentId: context.agentId,

@@ -28,12 +28,12 @@
 // A warm session's next turn runs on the AgentSession its last turn answered with when nothing it is made
 // from changed (warm-agent-sessions.ts): pi's own interactive mode runs every prompt of a session that way.
 import { randomUUID } from "node:crypto";
-import { resolveAgentConfig } from "@agent-kernel/config";
 import { recordProfileSuccess } from "@agent-kernel/runtime-resolver";
 import { SandboxUnavailableError } from "@agent-kernel/sandbox";
 import { type PiSessionBinding, PiSessionBindingCache } from "../session-manager/index.ts";
 import { buildSkillsSnapshot, resolveSessionSkills } from "../skills/index.ts";
 import { withSkillFolders } from "../tools/tool-sandbox.ts";
+import { agentConfigOf, turnLimitValuesOf } from "./agent-settings.ts";
 import {
   classifyAttempt,
   endAnswered,
@@ -49,7 +49,7 @@ import { Recovery } from "./recovery.ts";
 import { finishRun } from "./run-record.ts";
 import { STORAGE_REASON, storageFailureOf } from "./storage-failure.ts";
 import { RunTrace } from "./tracing.ts";
-import { resolveTurnLimits, TurnLimits } from "./turn-limits.ts";
+import { TurnLimits } from "./turn-limits.ts";
 import { newTurnState, type TurnScope } from "./turn-state.ts";
 import { TurnStopper } from "./turn-stop.ts";
 import { prepareTurnSandbox, turnTools } from "./turn-tools.ts";
@@ -81,7 +81,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   const runId = request.runId ?? randomUUID();
   const { store, runtime, config } = context;
   const log = new TurnEventLog(runId, now, request.callbacks?.onAgentEvent);
-  const agentConfig = resolveAgentConfig(config, context.agentId);
+  const agentConfig = agentConfigOf(config, context.agentId);
   const mode = context.promptMode ?? "full";
   const firstCandidate = runtime.candidates[0] ?? {
     provider: runtime.model.value.provider,
@@ -109,7 +109,7 @@ export async function executeTurn(context: TurnContext, request: TurnRequest): P
   // A limit hit stops what pi is doing (the session is aborted) without a stop cause: the attempt then ends
   // as the limit's, not as a failure to recover from.
   const limits = new TurnLimits(
-    resolveTurnLimits(config, context.agentId, context.stallTimeoutMs),
+    turnLimitValuesOf(config, context.agentId, context.stallTimeoutMs),
     { onStall: () => stopper.stop("stalled"), onBreach: () => stopper.abortSession() },
     { ms: request.timeoutMs, onTimeout: () => stopper.stop("timeout") },
   );

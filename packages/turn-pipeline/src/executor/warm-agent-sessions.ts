@@ -82,10 +82,12 @@ export function installRequestHook(session: AgentSession): RequestHook {
     );
   };
   const beforeToolCall = agent.beforeToolCall;
-  agent.beforeToolCall = async (context, signal) => {
+  // Not an async function: pi awaits what it returns, and a turn of 20 tool calls need not make 20 more
+  // promises and their microtasks for a check that answers at once.
+  agent.beforeToolCall = (context, signal) => {
     const refusal = hook.beforeToolCall();
-    if (refusal !== undefined) return { block: true, reason: refusal };
-    return beforeToolCall?.(context, signal);
+    if (refusal !== undefined) return Promise.resolve({ block: true, reason: refusal });
+    return beforeToolCall === undefined ? Promise.resolve(undefined) : beforeToolCall(context, signal);
   };
   const finishTurn = agent.finishTurn;
   agent.finishTurn = async (turn, signal) => {
