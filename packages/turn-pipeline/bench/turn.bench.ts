@@ -25,7 +25,9 @@
 // AgentSession the last turn answered with) and the default tools between turns (as a gateway process
 // does), so its cases measure that warm path; the first turn of each session (in `before`, untimed) warms it.
 // The second suite compares the executor's warm turn with pi prompting an AgentSession it kept (like for
-// like: no session made per turn on either side). The third is a turn with 20 tool calls (pi's `read` on a
+// like: no session made per turn on either side), with the floor of a durable turn split in two (pi's kept
+// session on the SQLite binding alone: the user message and the answer as transcript journal writes; then with
+// the run record's two writes as well). The third is a turn with 20 tool calls (pi's `read` on a
 // workspace file) through both, on a new session and on a session that already had a turn.
 // Issue 22's figure is the executor's own overhead with skills and memory on against the same without it:
 // each iteration times an executor warm turn and, right beside it, pi prompting a kept AgentSession offered
@@ -416,6 +418,8 @@ const KEPT =
 const WARM_EXECUTOR = "executeTurn, SQLite store (second turn of a session)";
 const FLOOR =
   "floor: pi prompting a kept AgentSession on the SQLite binding, with the run record (four journal writes)";
+const BINDING_ONLY =
+  "floor's first part (reference): the same kept AgentSession on the SQLite binding, no run record (two journal writes)";
 const OVERHEAD_PLAIN = "executor's overhead: warm turn minus pi's kept session, same tools and prompt";
 const OVERHEAD_RICH =
   "executor's overhead, 5 skills listed and memory enabled: the same, pi offered the memory tools and sent the catalog";
@@ -494,6 +498,15 @@ export default [
         before: keptAgentSession,
         run: (session: AgentSession) => session.prompt("Say hello", { expandPromptTemplates: false }),
         after: (session: AgentSession) => {
+          session.dispose();
+          return nextEventLoopTurn();
+        },
+      },
+      {
+        name: BINDING_ONLY,
+        before: floorTurnSession,
+        run: ({ session }: FloorTurn) => session.prompt("Say hello", { expandPromptTemplates: false }),
+        after: ({ session }: FloorTurn) => {
           session.dispose();
           return nextEventLoopTurn();
         },
