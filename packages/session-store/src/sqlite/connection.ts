@@ -2,13 +2,15 @@
 // (private-files.ts: folders 0700, the database and so its -wal/-shm 0600, a looser one tightened), the
 // pragmas (WAL, busy_timeout, foreign keys, synchronous), when the WAL is checkpointed, and turning low-level
 // failures (not a database, read-only place, missing permissions) into a `StoreOpenError` naming the file.
-// Does not own: the schema (migrator.ts). Also loads Kysely on demand (`loadKysely`).
-import { statSync } from "node:fs";
+// Does not own: the schema (migrator.ts), or how a missing database is built (new-database.ts). Also loads
+// Kysely on demand (`loadKysely`).
+import { existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { StoreOpenError } from "../errors.ts";
+import { SessionStoreError, StoreOpenError } from "../errors.ts";
 import { ensurePrivateDatabase, ensurePrivateDir } from "../private-files.ts";
+import { createDatabaseWhole } from "./new-database.ts";
 
 /**
  * `normal` (the default): in WAL mode every commit is written to the WAL before it returns, so it survives a
@@ -61,16 +63,28 @@ export interface SqliteOpenOptions {
  * Opens (creating when missing) the database at `path`. Its folder, and every folder from `privateRoot` (the
  * state dir; default the folder itself) down to it, are made or tightened to 0700, and the file to 0600 before
  * SQLite opens it, so SQLite's -wal and -shm files, which take the database file's mode, are 0600 as well.
+ * With `initialize` (the schema), a missing file is built whole first (new-database.ts: WAL mode and the
+ * schema in one fsync); where the file system cannot link, it is created in place and the caller's own
+ * migration makes the schema.
  */
 export function openSqliteFile(
   path: string,
   options: SqliteOpenOptions = {},
   privateRoot: string = dirname(path),
+  initialize?: (db: Database.Database) => void,
 ): Database.Database {
   try {
     ensurePrivateDir(dirname(path), privateRoot);
   } catch (error) {
     throw new StoreOpenError(path, `cannot create its folder (${describe(error)})`, { cause: error });
+  }
+  if (initialize !== undefined && !existsSync(path)) {
+    try {
+      createDatabaseWhole(path, initialize);
+    } catch (error) {
+      if (error instanceof SessionStoreError) throw error;
+      throw new StoreOpenError(path, explain(error), { cause: error });
+    }
   }
   ensurePrivateDatabase(path);
   let db: Database.Database;
