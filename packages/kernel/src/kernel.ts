@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { defaultMaxConcurrent, type KernelConfig } from "@agent-kernel/config";
-import type { RunEvent, SessionStore } from "@agent-kernel/session-store";
+import { type RunEvent, RunEventJson, type SessionStore } from "@agent-kernel/session-store";
 import {
   executeTurn as executeTurnInPi,
   ModelRuntimePool,
@@ -355,7 +355,13 @@ export class Kernel {
 
     // The decisions become the run's event 0 in the executor's finishing transaction (nothing is written
     // before the turn starts, which keeps the path to the model short).
-    this.#pendingDecisions.set(runId, { seq: 0, ts: this.#now(), stream: "lifecycle", data: decisions });
+    // Stored as the JSON text made from the preparation's shared parts (run-decisions.ts), not serialised again.
+    this.#pendingDecisions.set(runId, {
+      seq: 0,
+      ts: this.#now(),
+      stream: "lifecycle",
+      data: new RunEventJson(this.#decisions.json(prepared, decisions)),
+    });
     clock.pause();
     const executorStarted = performance.now();
     let result: TurnResult;

@@ -35,13 +35,32 @@ function runtimeRecord(prepared: PreparedSession): Record<string, unknown> {
   };
 }
 
+/**
+ * `value` as JSON text in ASCII: what `JSON.stringify` gives with every other character escaped (`\u2014`),
+ * the same JSON value. ASCII text stays one byte a character in V8 and is its own UTF-8: the tool-policy lines'
+ * "—" and "…" would otherwise make every string built from it two-byte, converted again at each write.
+ */
+function asciiJson(value: unknown): string {
+  return (JSON.stringify(value) ?? "null").replace(NOT_ASCII, escapeCharacter);
+}
+const NOT_ASCII = /[\u0080-\uffff]/g;
+function escapeCharacter(character: string): string {
+  return `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/** What every turn of a preparation records alike, made once (the JSON texts when first stored). */
+interface Recorded {
+  readonly runtime: Record<string, unknown>;
+  readonly toolLines: readonly string[];
+  runtimeJson?: string;
+  toolLinesJson?: string;
+  defaultsJson?: string;
+}
+
 /** One per kernel: the decisions of its runs, with what every turn of a preparation records alike made once. */
 export class RunDecisionMaker {
   /** Per preparation: what every one of its turns records alike (the runtime record, the tool lines). */
-  readonly #recorded = new WeakMap<
-    PreparedSession,
-    { runtime: Record<string, unknown>; toolLines: readonly string[] }
-  >();
+  readonly #recorded = new WeakMap<PreparedSession, Recorded>();
 
   /** What every turn of `prepared` records alike, made once per preparation (it is immutable). */
   #recordedFor(prepared: PreparedSession) {
@@ -81,6 +100,27 @@ export class RunDecisionMaker {
       toolPolicy: extraLines.length === 0 ? toolLines : [...toolLines, ...extraLines],
       defaults: prepared.defaults,
     };
+  }
+
+  /**
+   * `decisions` (made by `decisions` for `prepared`) as the JSON text of its event 0, in ASCII: the same value
+   * as `JSON.stringify(decisions)` in the same key order, its parts every turn of the preparation shares
+   * serialised once (the runtime record, the default tool lines, the defaults: ≈ 2.4 KB of ≈ 2.5).
+   */
+  json(prepared: PreparedSession, decisions: RunDecisions): string {
+    const recorded = this.#recordedFor(prepared);
+    recorded.runtimeJson ??= asciiJson(decisions.runtime);
+    recorded.defaultsJson ??= asciiJson(decisions.defaults);
+    recorded.toolLinesJson ??= asciiJson(recorded.toolLines);
+    const toolPolicy =
+      decisions.toolPolicy === recorded.toolLines ? recorded.toolLinesJson : asciiJson(decisions.toolPolicy);
+    const parent =
+      decisions.parentRunId === undefined ? "" : `"parentRunId":${asciiJson(decisions.parentRunId)},`;
+    return (
+      `{${parent}"phase":"prepared","entryPoint":${asciiJson(decisions.entryPoint)},` +
+      `"queuedMs":${JSON.stringify(decisions.queuedMs)},"runtime":${recorded.runtimeJson},` +
+      `"toolPolicy":${toolPolicy},"defaults":${recorded.defaultsJson}}`
+    );
   }
 
   /** The policy for this turn: re-resolved only when `ownerNumbers` changes who counts as the owner. */

@@ -58,6 +58,7 @@ export type {
   RunUsage,
   StartRunInput,
 } from "./runs.ts";
+export { RunEventJson } from "./runs.ts";
 export {
   applySessionMetaPatch,
   authProfileOverrideSource,

@@ -91,6 +91,41 @@ export interface RunEvent {
   readonly data: unknown;
 }
 
+/**
+ * An event's data given as its JSON text already (`RunEvent.data`): the store keeps the text as it is instead
+ * of serialising the data again, and reading the event back parses it. For data made once and reused (the
+ * kernel's decisions, the same for every turn of a preparation but a few fields). `json` must be the text of
+ * one JSON value; it may escape what `JSON.stringify` leaves as it is (`"\u2014"` for "—"), which is the same
+ * value. Anything that serialises the event itself (`JSON.stringify`) gets the value, through `toJSON`.
+ */
+export class RunEventJson {
+  readonly json: string;
+  constructor(json: string) {
+    this.json = json;
+  }
+  toJSON(): unknown {
+    return JSON.parse(this.json);
+  }
+}
+
+/** The text an event's data is stored as: `RunEventJson`'s own, else the data serialised. */
+export function runEventDataText(data: unknown): string {
+  return data instanceof RunEventJson ? data.json : JSON.stringify(data ?? null);
+}
+
+/**
+ * Whether two stored texts of event data hold the same value: the same text, or texts that differ only in how
+ * they are written (escapes; a journal line carries the data as JSON, not as its text). Parsed only then.
+ */
+export function sameRunEventData(stored: string, given: string): boolean {
+  if (stored === given) return true;
+  try {
+    return JSON.stringify(JSON.parse(stored)) === JSON.stringify(JSON.parse(given));
+  } catch {
+    return false;
+  }
+}
+
 export interface RunsApi {
   /** Starting the same runId again with the same identity returns the stored run; another identity throws. */
   start(input: StartRunInput): Promise<RunRecord>;
@@ -306,7 +341,7 @@ export class KyselyRuns implements RunsApi {
     await this.#require(runId);
     await this.#db.transaction().execute(async (trx) => {
       for (const event of events) {
-        const data = JSON.stringify(event.data ?? null);
+        const data = runEventDataText(event.data);
         const inserted = await trx
           .insertInto("run_events")
           .values({ run_id: runId, seq: event.seq, ts: event.ts, stream: event.stream, data })
@@ -319,7 +354,11 @@ export class KyselyRuns implements RunsApi {
           .where("run_id", "=", runId)
           .where("seq", "=", event.seq)
           .executeTakeFirstOrThrow();
-        if (stored.ts !== event.ts || stored.stream !== event.stream || stored.data !== data) {
+        if (
+          stored.ts !== event.ts ||
+          stored.stream !== event.stream ||
+          !sameRunEventData(stored.data, data)
+        ) {
           throw new IdempotencyConflictError(
             `run ${runId} already has a different event with seq ${event.seq}`,
           );

@@ -28,7 +28,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import type Database from "better-sqlite3";
 import { PRIVATE_FILE_MODE } from "../private-files.ts";
-import type { RunOwner } from "../runs.ts";
+import { type RunOwner, sameRunEventData } from "../runs.ts";
 
 const SEPARATOR = "+";
 /** This many lines pending are folded at once (a process that never leaves its microtasks still folds). */
@@ -162,7 +162,11 @@ export class RunOpStatements {
     for (const event of events) {
       if (this.#insertEvent.run(runId, event.seq, event.ts, event.stream, event.data).changes > 0) continue;
       const stored = this.#selectEvent.get(runId, event.seq);
-      if (stored?.ts !== event.ts || stored.stream !== event.stream || stored.data !== event.data)
+      if (
+        stored?.ts !== event.ts ||
+        stored.stream !== event.stream ||
+        !sameRunEventData(stored.data, event.data)
+      )
         return `run ${runId} already has a different event with seq ${event.seq}; the journaled one was not stored`;
     }
     return undefined;
@@ -195,10 +199,11 @@ export class RunJournal {
   /** False when the journal cannot be written (never used again then): the caller commits directly. */
   write(op: RunOp): boolean {
     if (this.#unusable) return false;
-    const line = `${JSON.stringify(op)}\n`;
+    // Encoded once: its length is the bytes to write (a string would be measured, then encoded again).
+    const line = Buffer.from(runJournalLine(op));
     try {
       this.#fd ??= openSync(this.path, "a", PRIVATE_FILE_MODE);
-      if (writeSync(this.#fd, line) !== Buffer.byteLength(line)) throw new Error("short write");
+      if (writeSync(this.#fd, line) !== line.length) throw new Error("short write");
     } catch {
       // A torn line, if any, is reported by whoever applies this file, and skipped.
       this.#unusable = true;
@@ -240,6 +245,45 @@ export class RunJournal {
       }
     }
   }
+}
+
+/**
+ * One run write as its journal line (newline included). An event's data is embedded as the JSON it already is
+ * (`"d": {...}`), not as a string of it (`"data": "{\\"...`): serialised once, not escaped a second time.
+ */
+export function runJournalLine(op: RunOp): string {
+  if ((op.o !== "events" && op.o !== "finish") || op.e.length === 0) return `${JSON.stringify(op)}\n`;
+  const head = JSON.stringify({ ...op, e: undefined });
+  let events = "";
+  for (const event of op.e) {
+    events +=
+      `${events === "" ? "" : ","}{"seq":${JSON.stringify(event.seq)},"ts":${JSON.stringify(event.ts)},` +
+      `"stream":${JSON.stringify(event.stream)},"d":${event.data}}`;
+  }
+  return `${head.slice(0, -1)},"e":[${events}]}\n`;
+}
+
+/** An event as a line carries it: its data's text (`data`, older lines) or the data itself (`d`). */
+function journaledEventOf(value: unknown): JournaledEvent | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const event = value as { seq?: unknown; ts?: unknown; stream?: unknown; data?: unknown; d?: unknown };
+  if (typeof event.seq !== "number" || typeof event.ts !== "number" || typeof event.stream !== "string")
+    return undefined;
+  const data =
+    typeof event.data === "string" ? event.data : "d" in event ? JSON.stringify(event.d) : undefined;
+  return data === undefined ? undefined : { seq: event.seq, ts: event.ts, stream: event.stream, data };
+}
+
+/** The op read from a line with its events as stored texts; undefined when some event is not one. */
+function withStoredEvents(op: RunOp): RunOp | undefined {
+  if (op.o !== "events" && op.o !== "finish") return op;
+  const events: JournaledEvent[] = [];
+  for (const raw of op.e as readonly unknown[]) {
+    const event = journaledEventOf(raw);
+    if (event === undefined) return undefined;
+    events.push(event);
+  }
+  return { ...op, e: events };
 }
 
 function runJournalPath(controlPlanePath: string, owner: RunOwner): string {
@@ -300,8 +344,9 @@ export function readRunJournal(path: string): {
   text.split("\n").forEach((raw, index) => {
     if (raw === "") return;
     try {
-      const op = JSON.parse(raw) as RunOp;
-      if (!isRunOp(op)) throw new Error("not a run write");
+      const parsed = JSON.parse(raw) as RunOp;
+      const op = isRunOp(parsed) ? withStoredEvents(parsed) : undefined;
+      if (op === undefined) throw new Error("not a run write");
       ops.push({ line: index + 1, op });
     } catch {
       problems.push({ line: index + 1, problem: "not a complete run write (a write cut short?)" });
