@@ -1,31 +1,25 @@
 // The auto-reply gateway: the channels' inbound messages through access control and routing into kernel
 // turns, and the turns' replies back to the conversation. Owns the IO of the daemon: starting and stopping the
 // channels, accepting a message durably before telling the channel it was taken (inbox.ts), one turn per
-// message in arrival order per session, typing indicators while a turn runs, block replies streamed as they
-// come, the final payloads the blocks did not carry, reply threading, the `message` tool's sink, one short
-// user-facing message per surfaced error, and a graceful shutdown (running turns finish within a grace period
-// or are aborted and recorded as interrupted; accepted messages not yet run stay in the inbox for the next
-// start). Does not own any turn logic (the kernel: tags, directives, silent tokens and the messaging-tool
+// message in arrival order per session, the turn's lifecycle (typing, block replies, finals, the `message`
+// tool and the user-facing error are sent by turn-delivery.ts; pairing by pairing-access.ts), and a graceful
+// shutdown (running turns finish within a grace period or are aborted and recorded as interrupted; accepted
+// messages not yet run stay in the inbox for the next start). Does not own any turn logic (the kernel: tags, directives, silent tokens and the messaging-tool
 // duplicate filter are already applied to what it hands over), access control or routing rules (hooks:
 // routing.ts, channels-core), or transport (the adapters).
 import {
   type ChannelAdapter,
-  effectiveAccessSettings,
   InboundDeduper,
   type InboundMessage,
   type OutboundMessage,
   PairingStore,
-  type ReplyPayload,
-  type SendResult,
   withInboundImages,
 } from "@agent-kernel/channels-core";
 import type { KernelConfig } from "@agent-kernel/config";
 import {
   type AnyKernelStore,
   createKernel,
-  type DeliverySink,
   type Kernel,
-  type KernelOptions,
   openKernelStore,
   type TurnOutcome,
 } from "@agent-kernel/kernel";
@@ -33,94 +27,25 @@ import {
   AUTO_REPLY_DELIVERY_POLICY,
   type DeliveryLimitRecord,
   deliveryLimitLine,
-  finalPayloadsToSend,
   maxMessagesPerReplyFor,
-  outboundFor,
   ReplyMessageBudget,
   recordDeliveryLimit,
   targetFor,
-  userFacingError,
 } from "./delivery.ts";
+import type { AutoReplyGateway, AutoReplyGatewayOptions } from "./gateway-types.ts";
 import { Inbox, type InboxEntry } from "./inbox.ts";
-import {
-  type AccessHook,
-  type AccessVerdict,
-  defaultAccess,
-  defaultRoute,
-  type Route,
-  type RouteHook,
-} from "./routing.ts";
+import { challengeSender, decideAccess } from "./pairing-access.ts";
+import { type AccessVerdict, defaultAccess, defaultRoute, type Route } from "./routing.ts";
+import { errorText, replySink, sendLogged, startTyping } from "./turn-delivery.ts";
+
+export type {
+  AutoReplyGateway,
+  AutoReplyGatewayOptions,
+  BusyMessage,
+  HandledTurn,
+} from "./gateway-types.ts";
 
 export const ENTRY_POINT = "auto-reply";
-
-/** What happened to one accepted message, for logs, tests and the parity harness. */
-export interface HandledTurn {
-  readonly inbound: InboundMessage;
-  readonly route: Route;
-  /** Absent when the turn could not be prepared (see `error`). */
-  readonly outcome?: TurnOutcome;
-  /** Everything sent to the channel for this message, in order (blocks, finals, the error message). */
-  readonly sent: readonly OutboundMessage[];
-  /** Texts the `message` tool sent during the turn. */
-  readonly messageToolSends: readonly OutboundMessage[];
-  /** Why the turn did not run or did not answer, as logged (never shown to the user as is). */
-  readonly error?: string;
-  /** Aborted by the gateway's shutdown after the grace period. */
-  readonly interrupted: boolean;
-  /** Set when the reply hit `channels.<id>.maxMessagesPerReply` (also the run's `delivery` event). */
-  readonly deliveryLimit?: DeliveryLimitRecord;
-}
-
-/** A message whose session already had a turn running when it arrived (see `whenBusy`). */
-export interface BusyMessage {
-  readonly inbound: InboundMessage;
-  readonly route: Route;
-  readonly senderIsOwner: boolean;
-}
-
-export interface AutoReplyGatewayOptions {
-  readonly config: KernelConfig;
-  readonly stateDir: string;
-  readonly channels: readonly ChannelAdapter[];
-  /** A kernel to run turns on (over a store the caller owns); default one over the store at `stateDir`. */
-  readonly kernel?: Kernel;
-  /** The store under `kernel`, for pairing state; absent with a given kernel: pairing requests are refused. */
-  readonly store?: AnyKernelStore;
-  /** Settings of the kernel the gateway creates (tests shorten retries; benchmarks share model pools). */
-  readonly kernelOptions?: Omit<KernelOptions, "config" | "store">;
-  /** Default: `channels.<id>` policies (routing.ts); channels-core's access control plugs in here. */
-  readonly access?: AccessHook;
-  /** Default: `bindings` and `session.dmScope` (routing.ts); channels-core's routing plugs in here. */
-  readonly route?: RouteHook;
-  /** Sender ids that count as the owner (owner-only tools) besides `allowFrom`. */
-  readonly ownerIds?: readonly string[];
-  /** How often "typing…" is renewed while a turn runs (ms); default `agents.defaults.typingIntervalSeconds`. */
-  readonly typingIntervalMs?: number;
-  /** How long `stop()` lets running turns finish before aborting them (ms). Default 30 000. */
-  readonly shutdownGraceMs?: number;
-  readonly log?: (line: string) => void;
-  readonly onTurnEnd?: (turn: HandledTurn) => void;
-  /**
-   * Takes a message whose session has a turn running (the gateway's follow-up queue: steered into that turn,
-   * queued, collected or interrupting it, by queue mode). Resolves once the message is stored; then it leaves
-   * the inbox. Absent: the message waits for its own turn behind the running one.
-   */
-  readonly whenBusy?: (message: BusyMessage) => Promise<void>;
-}
-
-export interface AutoReplyGateway {
-  /** Opens the store (unless a kernel was given), replays the inbox, starts every channel. */
-  start(): Promise<void>;
-  /** Stops receiving, lets running turns finish (or interrupts them after the grace period), closes the store. */
-  stop(): Promise<void>;
-  /** Resolves once every accepted message has been handled (or left in the inbox by a shutdown). */
-  idle(): Promise<void>;
-  /** Aborts the running and queued turns of one session; returns the aborted run ids. */
-  abortSession(sessionKey: string): string[];
-  /** The kernel turns run on (after `start`). */
-  readonly kernel: Kernel;
-  readonly policy: typeof AUTO_REPLY_DELIVERY_POLICY;
-}
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 
@@ -129,10 +54,6 @@ export function promptOf(message: InboundMessage): string {
   if (message.text.trim() !== "") return message.text;
   const media = message.media.map((item) => `<media:${item.kind}>`).join(" ");
   return media === "" ? "(empty message)" : media;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoReplyGateway {
@@ -175,35 +96,8 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
     }
   };
 
-  async function send(
-    channel: ChannelAdapter,
-    message: OutboundMessage,
-    sent: OutboundMessage[],
-  ): Promise<SendResult | undefined> {
-    try {
-      const result = await channel.send(message);
-      sent.push(message);
-      return result;
-    } catch (error) {
-      log(`send to ${channel.id}:${message.target.chatId} failed: ${errorText(error)}`);
-      return undefined;
-    }
-  }
-
-  function startTyping(channel: ChannelAdapter, inbound: InboundMessage): () => void {
-    if (!channel.capabilities.typing) return () => {};
-    const target = targetFor(inbound);
-    const ping = () => {
-      channel.sendTyping(target).catch((error: unknown) => log(`typing failed: ${errorText(error)}`));
-    };
-    ping();
-    const timer = setInterval(
-      ping,
-      options.typingIntervalMs ?? config.agents.defaults.typingIntervalSeconds * 1000,
-    );
-    timer.unref();
-    return () => clearInterval(timer);
-  }
+  const send = (channel: ChannelAdapter, message: OutboundMessage, sent: OutboundMessage[]) =>
+    sendLogged(channel, message, sent, log);
 
   async function runTurn(entry: InboxEntry, routed: Route, senderIsOwner: boolean): Promise<void> {
     const inbound = entry.message;
@@ -222,11 +116,13 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
     running.set(entry.id, { controller, done });
     const sent: OutboundMessage[] = [];
     const messageToolSends: OutboundMessage[] = [];
-    const streamed: ReplyPayload[] = [];
-    const stopTyping = startTyping(channel, inbound);
-    const channelSettings = config.channels[inbound.channel];
-    const blocksToChannel = channelSettings?.blockStreaming !== "off";
-    const hasMedia = channel.capabilities.media;
+    const stopTyping = startTyping(
+      channel,
+      inbound,
+      options.typingIntervalMs ?? config.agents.defaults.typingIntervalSeconds * 1000,
+      log,
+    );
+    const blocksToChannel = config.channels[inbound.channel]?.blockStreaming !== "off";
     // one reply is at most maxMessagesPerReply messages, however many sends it takes
     const budget = new ReplyMessageBudget(maxMessagesPerReplyFor(config, inbound.channel));
     let outcome: TurnOutcome | undefined;
@@ -252,46 +148,7 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
         },
         runOptions: { entryPoint: ENTRY_POINT, ...(forceNew ? { forceNewSession: true } : {}) },
       });
-      const delivery: DeliverySink = {
-        ...(blocksToChannel
-          ? {
-              onBlockReply: async (payload) => {
-                const message = outboundFor(payload, inbound, { isBlock: true, channelHasMedia: hasMedia });
-                if (message === undefined) return;
-                const allowance = budget.allowance(1);
-                if (allowance === undefined) return budget.holdBackBlock();
-                streamed.push(payload);
-                budget.spend(await send(channel, { ...message, maxMessages: allowance }, sent));
-              },
-            }
-          : {}),
-        onFinal: async (payloads, result) => {
-          const userError = userFacingError(result);
-          const messages = finalPayloadsToSend(payloads, streamed)
-            .map((payload) => outboundFor(payload, inbound, { isBlock: false, channelHasMedia: hasMedia }))
-            .filter((message) => message !== undefined);
-          if (userError !== undefined) messages.push({ target: targetFor(inbound), text: userError });
-          for (const [index, message] of messages.entries()) {
-            // each later send keeps at least one message
-            const allowance = budget.allowance(messages.length - index - 1);
-            if (allowance === undefined) budget.skipSend();
-            else budget.spend(await send(channel, { ...message, maxMessages: allowance }, sent));
-          }
-        },
-        messageTool: {
-          async send(request) {
-            const target =
-              request.target === undefined || request.target === inbound.conversation.chatId
-                ? targetFor(inbound)
-                : { accountId: inbound.accountId, chatId: request.target };
-            const message: OutboundMessage = { target, text: request.text };
-            const result = await channel.send(message);
-            messageToolSends.push(message);
-            const first = result.messages[0];
-            return first === undefined ? {} : { messageId: first.messageId };
-          },
-        },
-      };
+      const delivery = replySink({ channel, inbound, blocksToChannel, budget, sent, messageToolSends, log });
       outcome = await kernel.executeTurn(prepared, {
         prompt: promptOf(inbound),
         // the pictures the adapter downloaded: sent with this turn only (the kernel's TurnInput.images)
@@ -388,40 +245,6 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
     });
   }
 
-  /** The access decision, with the pairing store consulted for direct messages under `dmPolicy: pairing`. */
-  async function decide(message: InboundMessage): Promise<AccessVerdict> {
-    const channel = config.channels[message.channel];
-    const needsPairing =
-      pairing !== undefined &&
-      channel !== undefined &&
-      message.conversation.chatType === "direct" &&
-      effectiveAccessSettings(channel, message.accountId).dmPolicy === "pairing";
-    const paired =
-      needsPairing &&
-      (await pairing?.isPaired(message.channel, message.accountId, message.sender.id)) === true;
-    return access(message, config, paired ? { pairedSenders: new Set([message.sender.id]) } : {});
-  }
-
-  /** Answers a sender who must pair first with their pairing code (the owner approves it). */
-  async function challenge(message: InboundMessage): Promise<void> {
-    const channel = channelOf(message);
-    if (pairing === undefined || channel === undefined) return;
-    const result = await pairing.challenge(message.channel, message.accountId, message.sender);
-    if (result.status === "too-many-pending") {
-      log(`pairing for ${message.sender.id} on ${message.channel}: too many pending requests; no code sent`);
-      return;
-    }
-    if (result.status === "existing" && message.conversation.chatType !== "direct") return;
-    await send(
-      channel,
-      {
-        target: targetFor(message),
-        text: `This assistant only answers approved senders. Your ${message.channel} id: ${message.sender.id}. Pairing code: ${result.code} — ask the owner to approve it.`,
-      },
-      [],
-    );
-  }
-
   async function onMessage(message: InboundMessage): Promise<void> {
     if (state !== "running")
       throw new Error("the auto-reply gateway is not running; the message was not accepted");
@@ -429,7 +252,7 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
     if (deduper.isDuplicate(message)) return;
     let verdict: AccessVerdict;
     try {
-      verdict = await decide(message);
+      verdict = await decideAccess(access, config, pairing, message);
     } catch (error) {
       deduper.forget(message);
       throw error;
@@ -438,7 +261,7 @@ export function createAutoReplyGateway(options: AutoReplyGatewayOptions): AutoRe
       log(
         `message ${message.messageId} from ${message.sender.id} on ${message.channel} refused: ${verdict.explanation}`,
       );
-      if (verdict.pairing === true) await challenge(message);
+      if (verdict.pairing === true) await challengeSender(pairing, channelOf(message), message, log);
       return;
     }
     // Accepted = stored durably; only then does the channel hear that the message was taken. Pictures an
