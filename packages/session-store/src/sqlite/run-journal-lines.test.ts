@@ -11,7 +11,13 @@ import { IdempotencyConflictError } from "../errors.ts";
 import { RunEventJson } from "../runs.ts";
 import { controlPlanePath } from "../state-dir.ts";
 import { openSessionStore, type SqliteSessionStore } from "../store.ts";
-import { listRunJournals, RunOpStatements, readRunJournal, runJournalLine } from "./run-journal.ts";
+import {
+  listRunJournals,
+  type RunOp,
+  RunOpStatements,
+  readRunJournal,
+  runJournalLine,
+} from "./run-journal.ts";
 import { UPDATE_COLUMNS } from "./run-rows.ts";
 
 const dirs: string[] = [];
@@ -61,7 +67,7 @@ function storedData(dir: string, runId: string): string[] {
 describe("event data in run journal lines", () => {
   it("embeds the data as JSON (no string of it) and reads it back as the same text", () => {
     const data = JSON.stringify({ quote: 'say "hi"\n', dash: "—", big: 1e21, nested: [{ a: null }] });
-    const op = {
+    const op: RunOp = {
       o: "finish",
       id: "r1",
       v: [null, "m", null, null, null, null, null],
@@ -70,7 +76,7 @@ describe("event data in run journal lines", () => {
       r: null,
       m: null,
       e: [{ seq: 0, ts: 4, stream: "lifecycle", data }],
-    } as const;
+    };
     const line = runJournalLine(op);
     expect(line.endsWith("\n")).toBe(true);
     expect(line).toContain(`"d":${data}`);
