@@ -1,3 +1,9 @@
+// What a bubblewrap sandbox looks like from inside: the bwrap argv (namespaces, the read-only system
+// directories, the command's mounts, a private /proc, /dev and /tmp, the /etc files programs need), the
+// limits prelude run before the command, its passwd and group, the environment it sees and, under a root
+// gateway, the unprivileged host user it runs as. Owns: those pure descriptions. Does not own: starting,
+// gating and running the sandbox, standbys or probing (bwrap-engine.ts), or which directories to mount
+// (layout.ts).
 import { lstatSync, readlinkSync, statSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
 import { SANDBOX_HOST_ID } from "./layout.ts";
