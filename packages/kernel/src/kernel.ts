@@ -94,6 +94,8 @@ export class Kernel {
   readonly #leaseRoutes = new LeaseRoutes();
   /** The session-metadata writes after runs: group-committed where the store can (session-writes.ts). */
   readonly #sessionWrites: SessionWrites;
+  /** The store's flush, one function: leases let go together share one run of it (session-leases.ts). */
+  readonly #flushStore = (): Promise<void> => this.#store.flush();
 
   constructor(options: KernelOptions) {
     this.#options = options;
@@ -302,7 +304,7 @@ export class Kernel {
       unroute();
       // Kept for this process's next turn of the session, or let go (session-leases.ts): the next holder
       // reads the session from the store, so the flush comes first (SQLite folds its journals there).
-      await this.#leases.keep(runtime.sessionKey.value, held, () => this.#store.flush());
+      await this.#leases.keep(runtime.sessionKey.value, held, this.#flushStore);
     }
   }
 

@@ -75,6 +75,8 @@ export class SessionLeases {
   readonly #kept = new Map<string, KeptLease>();
   /** Per session key, how many turns in a row reused its lease. */
   readonly #reuses = new Map<string, number>();
+  /** Per settle function, the one run of it that leases let go in this event-loop turn wait for. */
+  readonly #settling = new Map<() => Promise<void>, Promise<boolean>>();
   readonly owner: string;
 
   constructor(store: LeasingStore, settings: SessionLeaseSettings = {}) {
@@ -88,7 +90,8 @@ export class SessionLeases {
   /**
    * After a turn: keeps its lease for this process's next turn of the session (the sticky lease), or — with
    * `keepMs` 0, after `MAX_REUSES` turns in a row, or once lost — lets it go now. Letting go awaits `settle`
-   * (the store's flush: the next holder, maybe another process, must read every write of the turn), then
+   * (the store's flush: the next holder, maybe another process, must read every write of the turn; pass the
+   * same function every time, so leases let go together share one run of it), then
    * releases; a settle that fails leaves the lease to lapse at its TTL instead. A store that closes releases
    * a lease still kept (session-store's `releaseHeld`).
    */
@@ -96,16 +99,38 @@ export class SessionLeases {
     const reuses = this.#reuses.get(sessionKey) ?? 0;
     if (this.#keepMs <= 0 || reuses >= MAX_REUSES || held.hold.lost.aborted) {
       this.#reuses.delete(sessionKey);
-      await letGo(held, settle);
+      await this.#letGo(held, settle);
       return;
     }
     const timer = setTimeout(() => {
       if (this.#kept.get(sessionKey)?.held !== held) return;
       this.#kept.delete(sessionKey);
       this.#reuses.delete(sessionKey);
-      void letGo(held, settle);
+      void this.#letGo(held, settle);
     }, this.#keepMs);
     this.#kept.set(sessionKey, { held, settle, reuses, timer });
+  }
+
+  /**
+   * Settles the turn's writes, then releases the lease; a failed settle leaves it to lapse at its TTL. Every
+   * lease let go in one event-loop turn waits for one run of `settle` after it (the store's flush folds every
+   * session's writes at once: hundreds of sessions going idle together make one fold, not one each), which
+   * starts after all of their turns' writes were made.
+   */
+  async #letGo(held: HeldSessionLease, settle: () => Promise<void>): Promise<void> {
+    let settled = this.#settling.get(settle);
+    if (settled === undefined) {
+      settled = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        this.#settling.delete(settle);
+        return settle().then(
+          () => true,
+          () => false,
+        );
+      });
+      this.#settling.set(settle, settled);
+    }
+    if (await settled) await held.hold.release().catch(() => false);
+    else await held.hold.abandon();
   }
 
   /** The lease kept for `sessionKey`, taken for a new turn when it is still ours. */
@@ -154,16 +179,6 @@ export class SessionLeases {
       await pause(Math.min(this.#pollMs, left), signal);
     }
   }
-}
-
-/** Settles the turn's writes, then releases the lease; a failed settle leaves it to lapse at its TTL. */
-async function letGo(held: HeldSessionLease, settle: () => Promise<void>): Promise<void> {
-  let readable = true;
-  await settle().catch(() => {
-    readable = false;
-  });
-  if (readable) await held.hold.release().catch(() => false);
-  else await held.hold.abandon();
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts (the caller checks it). */

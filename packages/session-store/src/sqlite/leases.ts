@@ -68,7 +68,21 @@ export class SqliteLeaseFence {
   }
 }
 
+/** A lease write waiting for its group commit, and the caller waiting for its committed answer. */
+interface QueuedLeaseWrite {
+  readonly write: () => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** SQLite rolled the group's transaction back by itself (disk full, I/O error): nothing of it was committed. */
+class GroupCommitAborted extends Error {}
+
 export class SqliteSessionLeases extends RenewingLeases {
+  readonly #db: Database.Database;
+  /** Acquisitions and releases waiting for the next group commit (undefined: none scheduled). */
+  #queued: QueuedLeaseWrite[] | undefined;
+  readonly #commitTogether: (queued: readonly QueuedLeaseWrite[]) => { ok: boolean; value: unknown }[];
   readonly #tryAcquire: (sessionKey: string, owner: string, ttlMs: number) => SessionLease | undefined;
   readonly #renew: Database.Statement<[number, number, string, number], LeaseRow>;
   readonly #release: Database.Statement<[number, string, number]>;
@@ -78,7 +92,23 @@ export class SqliteSessionLeases extends RenewingLeases {
   /** `onRelease`: told of each lease this API released (the store stops fencing its transcripts with it). */
   constructor(db: Database.Database, onRelease?: (lease: SessionLease) => void) {
     super();
+    this.#db = db;
     this.#onRelease = onRelease;
+    // One IMMEDIATE transaction for every acquisition and release asked for in one event-loop turn; each
+    // write inside it is its own savepoint (an acquisition) or statement, so one that fails fails alone.
+    this.#commitTogether = db.transaction((queued: readonly QueuedLeaseWrite[]) =>
+      queued.map(({ write }) => {
+        if (!db.inTransaction) throw new GroupCommitAborted();
+        let outcome: { ok: boolean; value: unknown };
+        try {
+          outcome = { ok: true, value: write() };
+        } catch (error) {
+          outcome = { ok: false, value: error };
+        }
+        if (!db.inTransaction) throw new GroupCommitAborted();
+        return outcome;
+      }),
+    ).immediate;
     const select = db.prepare<[string], LeaseRow>("SELECT * FROM session_leases WHERE session_key = ?");
     const insert = db.prepare<unknown[], LeaseRow>(
       "INSERT INTO session_leases (session_key, owner, token, expires_at, owner_host, owner_pid, " +
@@ -122,7 +152,7 @@ export class SqliteSessionLeases extends RenewingLeases {
     checkLeaseTtl(ttlMs);
     const deadline = Date.now() + (options.waitMs ?? 0);
     for (;;) {
-      const lease = this.#tryAcquire(sessionKey, owner, ttlMs);
+      const lease = await this.#together(() => this.#tryAcquire(sessionKey, owner, ttlMs));
       if (lease !== undefined) return lease;
       if (Date.now() >= deadline) return undefined;
       await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 25));
@@ -140,9 +170,53 @@ export class SqliteSessionLeases extends RenewingLeases {
   }
 
   async release(lease: SessionLease): Promise<boolean> {
-    const released = this.#release.run(Date.now(), lease.sessionKey, lease.token).changes === 1;
+    const released = await this.#together(
+      () => this.#release.run(Date.now(), lease.sessionKey, lease.token).changes === 1,
+    );
     if (released) this.#onRelease?.(lease);
     return released;
+  }
+
+  /**
+   * Runs `write` in the group commit after this event-loop turn: every acquisition and release asked for
+   * meanwhile commits in one transaction (one commit instead of one each: a gateway lets go of and takes
+   * hundreds of sessions' leases at once). Resolves once the write is committed, with its own answer or its
+   * own error. When the group's transaction fails as a whole, nothing of it was committed: each write then
+   * runs again on its own.
+   */
+  #together<T>(write: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.#queued === undefined) {
+        this.#queued = [];
+        setImmediate(() => this.#commitQueued());
+      }
+      this.#queued.push({ write, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  #commitQueued(): void {
+    const queued = this.#queued ?? [];
+    this.#queued = undefined;
+    let outcomes: { ok: boolean; value: unknown }[];
+    try {
+      if (!this.#db.open) throw new Error("the control plane is closed");
+      outcomes = this.#commitTogether(queued);
+    } catch {
+      // Busy past the timeout, rolled back, or closed: no write of the group was committed.
+      for (const { write, resolve, reject } of queued) {
+        try {
+          resolve(write());
+        } catch (error) {
+          reject(error);
+        }
+      }
+      return;
+    }
+    outcomes.forEach((outcome, index) => {
+      const waiting = queued[index];
+      if (outcome.ok) waiting?.resolve(outcome.value);
+      else waiting?.reject(outcome.value);
+    });
   }
 
   async current(sessionKey: string): Promise<SessionLease | undefined> {
