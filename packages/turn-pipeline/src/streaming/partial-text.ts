@@ -19,33 +19,21 @@
 // not depend on the previews or on how the deltas were split (streaming.property.test.ts); it is the text the
 // accumulator's per-line results make, published no later than per line (partial-batching.property.test.ts).
 
+import { PublishedText } from "./published-text.ts";
 import { StreamingDirectiveAccumulator } from "./reply-directives.ts";
-import { COLLECT_CHUNK, joinPieces } from "./text-collector.ts";
+import { joinPieces } from "./text-collector.ts";
 
 export type PartialPublisher = (text: string, delta: string) => void;
 
 /** A content position every this many characters of a line (the chunker's too: ReplyStream). */
 export const PARTIAL_SPAN = 256;
 
-/** The partial text's rope is joined into one string once it holds this many pieces (see #afterFlush). */
-const JOIN_PIECES = 16_384;
-
 export class PartialText {
   readonly #silentToken: string;
   readonly #publish: PartialPublisher;
   readonly #accumulator = new StreamingDirectiveAccumulator();
-  /** What the accumulator returned up to the last flush: #joined + #recent. */
-  #text = "";
-  /** #text up to the last join: a few large strings (see TextCollector for why). */
-  #joined = "";
-  /** Flushed deltas since the last join (ropes of #recentPieces pieces in all). */
-  readonly #recent: string[] = [];
-  #recentPieces = 0;
-  /**
-   * Characters of #recent that the general path returned: a line held across calls is a rope of the calls'
-   * pieces, so a slow stream's lines (a few characters per call) are joined per COLLECT_CHUNK of them.
-   */
-  #generalLength = 0;
+  /** What the accumulator returned up to the last flush (published-text.ts: why not one rope of it all). */
+  readonly #published = new PublishedText();
   /** Results since the last flush, in order (#rangeSource's current range after them). */
   readonly #pending: string[] = [];
   /** The range of consecutive lines returned as they are, not yet in #pending: #rangeSource.slice(#rangeStart, #rangeEnd). */
@@ -61,14 +49,19 @@ export class PartialText {
   #held = "";
   /** How much of #held a preview published. */
   #previewed = 0;
-  /** The text the last preview published (#text and #held's start). */
-  #previewText = "";
+  /** What the last preview showed of #held (its start), after the published text. */
+  #previewExtra = "";
   /** What a preview showed of the line whose result is the first in #pending (it is not published again). */
   #shownOfFirst = "";
 
   constructor(silentToken: string, publish: PartialPublisher) {
     this.#silentToken = silentToken;
     this.#publish = publish;
+  }
+
+  /** One event: the published text's first `length` characters and `extra`, and the delta. */
+  #emit(length: number, extra: string, delta: string): void {
+    this.#publish(this.#published.textAt(length, extra), delta);
   }
 
   /**
@@ -114,10 +107,10 @@ export class PartialText {
    */
   preview(): void {
     const delta = this.#previewDelta();
-    if (delta !== "") this.#publish(this.#previewText, delta);
+    if (delta !== "") this.#emit(this.#published.length, this.#previewExtra, delta);
   }
 
-  /** What a preview shows beyond the text published so far ("": nothing new); #previewText is then that text. */
+  /** What a preview shows beyond the text published so far ("": nothing new); #previewExtra is then all it shows. */
   #previewDelta(): string {
     const held = this.#held;
     const shown = this.#previewed;
@@ -126,7 +119,7 @@ export class PartialText {
     if (decided <= shown) return "";
     this.#previewed = decided;
     const delta = held.slice(shown, decided);
-    this.#previewText = (shown === 0 ? this.#text : this.#previewText) + delta;
+    this.#previewExtra = shown === 0 ? delta : this.#previewExtra + delta;
     return delta;
   }
 
@@ -167,7 +160,7 @@ export class PartialText {
     this.#held = "";
     const previewed = this.#previewed;
     this.#previewed = 0;
-    this.#previewText = "";
+    this.#previewExtra = "";
     if (!chunk && !final) return;
     const delta = final
       ? this.#accumulator.consumeText(chunk, { final, silentToken: this.#silentToken })
@@ -179,16 +172,14 @@ export class PartialText {
       else {
         // never (decidedLength only vouches for what the accumulator returns as it is); should it happen, the
         // text published no longer extends the preview, which a consumer can tell (the partial text restarts)
-        this.#text += delta ?? "";
-        this.#publish(this.#text, delta ?? "");
-        this.#afterFlush(delta ?? "", 1);
+        this.#published.append(delta ?? "");
+        this.#emit(this.#published.length, "", delta ?? "");
         return;
       }
     }
     if (delta) {
       this.#endRange();
       this.#pending.push(delta);
-      this.#generalLength += delta.length;
     }
   }
 
@@ -215,37 +206,18 @@ export class PartialText {
       if (preview) this.preview();
       return;
     }
-    // a rope of the pieces (slices of the visible text, which the raw text keeps anyway): copying them into
-    // a flat string here, and again into larger ones, cost more than the rope's nodes (see #afterFlush)
-    const added = pending.length === 1 ? (pending[0] as string) : joinPieces(pending);
-    const pieces = pending.length;
-    pending.length = 0;
+    // a rope of the pieces (slices of the visible text): copying them into a flat string here cost more than
+    // the rope's nodes. A preview showed the start of the first result: the delta is published without it,
+    // cut from that piece alone (slicing the rope would flatten it, a copy of the batch's text per batch)
     const shown = this.#shownOfFirst;
     this.#shownOfFirst = "";
-    this.#text += added;
-    // (a preview showed the start of the first result: published again only what it did not show)
-    const delta = shown === "" ? added : added.slice(shown.length);
-    this.#afterFlush(added, pieces);
+    if (shown !== "") pending[0] = (pending[0] as string).slice(shown.length);
+    const delta = pending.length === 1 ? (pending[0] as string) : joinPieces(pending);
+    pending.length = 0;
+    const published = this.#published;
+    published.append(shown === "" ? delta : shown + delta);
     const previewed = preview ? this.#previewDelta() : "";
-    if (previewed !== "") this.#publish(this.#previewText, delta + previewed);
-    else if (delta !== "") this.#publish(this.#text, delta);
-  }
-
-  /**
-   * #text grew by `added` (a rope of `pieces` strings). The rope is joined into one string once it holds
-   * JOIN_PIECES pieces: a long message is then a few large strings and at most that many small ones, while
-   * the usual reply (a piece per run of unchanged lines, a few per KB) is copied about once in all.
-   * (Joining per 256 KB, as before, copied every character twice more: a flat string per call, then the join.)
-   */
-  #afterFlush(added: string, pieces: number): void {
-    this.#recent.push(added);
-    this.#recentPieces += pieces;
-    if (this.#recentPieces >= JOIN_PIECES || this.#generalLength >= COLLECT_CHUNK) {
-      this.#joined += this.#recent.join("");
-      this.#text = this.#joined;
-      this.#recent.length = 0;
-      this.#recentPieces = 0;
-      this.#generalLength = 0;
-    }
+    if (previewed !== "") this.#emit(published.length, this.#previewExtra, delta + previewed);
+    else if (delta !== "") this.#emit(published.length, "", delta);
   }
 }
