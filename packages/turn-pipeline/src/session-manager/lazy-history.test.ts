@@ -294,4 +294,34 @@ describe("a manager holding the context only (lazy-history.ts)", () => {
     expect(manager.buildSessionContext().messages).toHaveLength(whole.buildSessionContext().messages.length);
     expect(() => manager.getBranch()).toThrow("the history was read");
   });
+
+  it("a warm session's lookups look at the entries appended since the last one, not the whole tail again", () => {
+    const steps: Step[] = [{ kind: "thinking", n: 2 }];
+    for (let n = 0; n < 50; n++) steps.push({ kind: "user", n: 0 }, { kind: "assistant", n: 1 });
+    const transcript = storedSession(steps);
+    const manager = bind(transcript).sessionManager;
+    const firstMessage = transcript.getEntries().find((entry) => entry.type === "message");
+    let looked = 0;
+    const isFirstMessage = (entry: SessionEntry): boolean => {
+      looked += 1;
+      return entry.id === firstMessage?.id;
+    };
+    expect(latestOnBranch(manager, "message", isFirstMessage)?.id).toBe(firstMessage?.id);
+    expect(looked).toBeGreaterThanOrEqual(100);
+    // A turn's two messages, then the next turn's lookup: only they are looked at.
+    manager.appendMessage(user("again"));
+    manager.appendMessage(assistant("yes", "m1"));
+    looked = 0;
+    expect(latestOnBranch(manager, "message", isFirstMessage)?.id).toBe(firstMessage?.id);
+    expect(looked).toBe(2);
+    const first = latestOnBranch(manager, "thinking_level_change");
+    expect(first?.type).toBe("thinking_level_change");
+    // A new one appended is found (the memo does not hide it).
+    manager.appendThinkingLevelChange("high");
+    const latest = latestOnBranch(manager, "thinking_level_change");
+    expect(latest?.type === "thinking_level_change" && latest.thinkingLevel).toBe("high");
+    expect(latestOnBranch(manager, "thinking_level_change")?.id).toBe(
+      latestOnBranch(reference(transcript), "thinking_level_change")?.id,
+    );
+  });
 });

@@ -149,7 +149,7 @@ export function holdsContextOnly(sessionManager: SessionManager): boolean {
 export function latestOnBranch(
   sessionManager: SessionManager,
   type: string,
-  matches: (entry: SessionEntry) => boolean = () => true,
+  matches: (entry: SessionEntry) => boolean = anyEntry,
 ): SessionEntry | undefined {
   const state = lazyStates.get(sessionManager);
   if (state === undefined || state.full) {
@@ -161,10 +161,40 @@ export function latestOnBranch(
     return undefined;
   }
   const pi = sessionManager as unknown as PiManagerInternals;
-  for (let index = pi.fileEntries.length - 1; index >= 1; index--) {
-    const entry = pi.fileEntries[index] as SessionEntry | undefined;
-    if (entry?.type === type && matches(entry)) return entry;
+  const entries = pi.fileEntries;
+  // What an earlier call found holds until an entry pushed since matches: the tail is only appended to
+  // while the omitted part stays as it was (a widening moves omitted entries to the tail's start, so the
+  // tail's first entry tells; the omitted part's count is not read here: it may be read from the store).
+  const memos = latestMemosOf(state, type);
+  const memo = memos.get(matches);
+  const from =
+    memo !== undefined &&
+    memo.entries === entries &&
+    memo.scanned <= entries.length &&
+    memo.first === entries[1]
+      ? memo.scanned
+      : 1;
+  for (let index = entries.length - 1; index >= from; index--) {
+    const entry = entries[index] as SessionEntry | undefined;
+    if (entry?.type === type && matches(entry)) {
+      memos.set(matches, { entries, scanned: entries.length, first: entries[1], found: entry });
+      return entry;
+    }
   }
+  const found = from > 1 ? memo?.found : latestOmitted(state, type, matches);
+  memos.set(matches, { entries, scanned: entries.length, first: entries[1], found });
+  return found;
+}
+
+/** `latestOnBranch`'s default: any entry of the type. One function, so that its memo is found again. */
+const anyEntry = (): boolean => true;
+
+/** The latest entry of `type` before the tail (the omitted part) for which `matches` holds. */
+function latestOmitted(
+  state: LazyState,
+  type: string,
+  matches: (entry: SessionEntry) => boolean,
+): SessionEntry | undefined {
   const known = state.latestBefore?.(type);
   if (known === null) return undefined;
   if (known !== undefined && matches(known as unknown as SessionEntry))
@@ -176,6 +206,40 @@ export function latestOnBranch(
     if (matches(entry)) return entry;
   }
   return undefined;
+}
+
+/**
+ * What `latestOnBranch` found on a lazy manager, for one type and matcher: a warm session's turn asks for the
+ * same few (its model, thinking level, bootstrap and skills records, whether a user message exists), and
+ * without this each ask walked the whole tail back to the session's start, every turn.
+ */
+interface LatestMemo {
+  /** pi's `fileEntries` as scanned (the same array: entries are pushed to it, never replaced). */
+  readonly entries: readonly FileEntry[];
+  /** How many of them were scanned: later ones are looked at next time. */
+  readonly scanned: number;
+  /** The tail's first entry when scanned: another one means omitted entries joined the tail (`widen`). */
+  readonly first: FileEntry | undefined;
+  readonly found: SessionEntry | undefined;
+}
+
+const latestMemos = new WeakMap<LazyState, Map<string, Map<(entry: SessionEntry) => boolean, LatestMemo>>>();
+
+const MAX_MATCHERS_PER_TYPE = 8;
+
+function latestMemosOf(state: LazyState, type: string): Map<(entry: SessionEntry) => boolean, LatestMemo> {
+  let byType = latestMemos.get(state);
+  if (byType === undefined) {
+    byType = new Map();
+    latestMemos.set(state, byType);
+  }
+  let memos = byType.get(type);
+  // A caller passing a new matcher each call would only add memos never found again: bounded.
+  if (memos === undefined || memos.size >= MAX_MATCHERS_PER_TYPE) {
+    memos = new Map();
+    byType.set(type, memos);
+  }
+  return memos;
 }
 
 function installOverrides(sessionManager: SessionManager, pi: PiManagerInternals, state: LazyState): void {
