@@ -315,14 +315,15 @@ describe("the bwrap engine's containment", () => {
   it("bounds a fork bomb to its process limit", async () => {
     // Counted from inside (the sandbox's /proc holds exactly its own processes) by a loop of shell builtins
     // only, so the count needs no fork while the bomb holds every slot; the machine's other processes (a busy
-    // test run) do not disturb it.
+    // test run) do not disturb it. It watches for at least 3 s, and up to 12 s while the bomb has not yet
+    // filled half its slots: on a machine loaded far beyond its cores the bomb's forks come slowly.
     const started = Date.now();
     const { output } = await run(
       engine,
-      "bomb() { bomb | bomb & }; bomb; max=0; end=$((SECONDS + 3)); while ((SECONDS < end)); do p=(/proc/[0-9]*); ((${#p[@]} > max)) && max=${#p[@]}; done; echo peak=$max",
-      { limits: { timeoutMs: 10_000, maxProcesses: 32 } },
+      "bomb() { bomb | bomb & }; bomb; max=0; start=$SECONDS; end=$((SECONDS + 12)); while ((SECONDS < end && (max <= 16 || SECONDS < start + 3))); do p=(/proc/[0-9]*); ((${#p[@]} > max)) && max=${#p[@]}; done; echo peak=$max",
+      { limits: { timeoutMs: 20_000, maxProcesses: 32 } },
     );
-    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(Date.now() - started).toBeLessThan(30_000);
     const peak = Number(/peak=(\d+)/.exec(output)?.[1]);
     // The bomb filled its 32 slots (plus bwrap's own init, outside the group) and never got past them.
     expect(peak).toBeGreaterThan(16);
