@@ -325,9 +325,12 @@ describe("the bwrap engine's containment", () => {
     );
     expect(Date.now() - started).toBeLessThan(30_000);
     const peak = Number(/peak=(\d+)/.exec(output)?.[1]);
-    // The bomb filled its 32 slots (plus bwrap's own init, outside the group) and never got past them.
+    // The bomb filled its 32 slots (plus bwrap's own init, outside the group) and never got past them. One scan
+    // of /proc is not a snapshot: a process that exits after the scan passed it and one forked into its slot
+    // later are both counted, so a churning bomb reads a few over its live count (37 seen once in ~30 runs at
+    // load 9), while a bomb with no limit would pass 42 many times over.
     expect(peak).toBeGreaterThan(16);
-    expect(peak).toBeLessThanOrEqual(32 + 2);
+    expect(peak).toBeLessThanOrEqual(32 + 2 + 8);
   });
 
   it("bounds a memory hog", async () => {
