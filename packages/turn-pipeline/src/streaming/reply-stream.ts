@@ -37,6 +37,8 @@ export type ReasoningMode = "off" | "on" | "stream";
 
 /** Deltas are collected until this many characters arrived or the event loop turns (see `handle`). */
 const INPUT_BATCH = 4096;
+/** #pendingCodes until a one-code-unit delta needs the buffer. */
+const NO_CODES = new Uint16Array(0);
 
 export type ReplyStreamOptions = {
   /** `stream` publishes reasoning as it arrives; `on` keeps it for the end; `off` drops it. */
@@ -116,7 +118,7 @@ export class ReplyStream {
    * delta (a rope node), and millions of them cost more in young-generation collections than the rest of
    * the per-delta work. Turned into a string (exactly these code units) when the text is processed.
    */
-  readonly #pendingCodes: Uint16Array;
+  #pendingCodes: Uint16Array = NO_CODES;
   /**
    * The collected code units OR-ed together: below 256, they fit a one-byte string. (OR-ing them once per
    * batch instead, in the decode, took 3 % more instructions for 1-byte deltas: counted with valgrind.)
@@ -125,6 +127,8 @@ export class ReplyStream {
   readonly #inputBatch: number;
   #pendingCodeCount = 0;
   #messageOpen = false;
+  /** The pieces (see #newPieces) are as the constructor made them: no message used them yet. */
+  #piecesFresh = true;
   readonly #payloads: ReplyPayload[] = [];
 
   constructor(options: ReplyStreamOptions = {}) {
@@ -132,7 +136,6 @@ export class ReplyStream {
     this.#silentToken = options.silentToken ?? SILENT_REPLY_TOKEN;
     this.#partialsOn = options.partials ?? true;
     this.#inputBatch = Math.max(1, Math.floor(options.inputBatchChars ?? INPUT_BATCH));
-    this.#pendingCodes = new Uint16Array(this.#inputBatch);
     this.#drainEachPiece =
       options.blockStreaming !== undefined && (options.blockStreaming.breakMode ?? "text_end") === "text_end";
     this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: options.enforceFinalTag ?? false });
@@ -199,6 +202,8 @@ export class ReplyStream {
     if (!this.#messageOpen) this.#startMessage();
     if (!this.#processScheduled) this.#scheduleProcessing();
     if (delta.length === 1) {
+      // made on the first one-code-unit delta: a stream whose deltas are longer (most providers') never needs it
+      if (this.#pendingCodes.length === 0) this.#pendingCodes = new Uint16Array(this.#inputBatch);
       const count = this.#pendingCodeCount + 1;
       const code = delta.charCodeAt(0);
       this.#pendingCodes[count - 1] = code;
@@ -217,7 +222,9 @@ export class ReplyStream {
   /** What #collect's one-code-unit path may still take: none unless a message is open and processing is scheduled. */
   #refreshCodeRoom(): void {
     this.#codeRoom =
-      this.#messageOpen && this.#processScheduled ? this.#inputBatch - this.#pendingText.length : 0;
+      this.#messageOpen && this.#processScheduled && this.#pendingCodes.length > 0
+        ? this.#inputBatch - this.#pendingText.length
+        : 0;
   }
 
   #thinkingDelta(delta: string): void {
@@ -282,14 +289,21 @@ export class ReplyStream {
   #startMessage(): void {
     if (this.#messageOpen) this.#endMessage(undefined);
     this.#messageOpen = true;
-    this.#rawText = new TextCollector();
-    this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: this.#options.enforceFinalTag ?? false });
-    this.#partial = new PartialText(this.#silentToken, this.#publishPartial);
-    this.#finalSkeleton = new FinalTextSkeleton();
+    // The constructor's pieces serve the first message; every later one gets new ones.
+    if (this.#piecesFresh) this.#piecesFresh = false;
+    else this.#newPieces();
     this.#heldLength = 0;
     this.#pendingText = "";
     this.#pendingCodeCount = 0;
     this.#pendingCodeBits = 0;
+  }
+
+  /** A message's own pieces: its raw text, reasoning stripper, partial text, skeleton and directive carry. */
+  #newPieces(): void {
+    this.#rawText = new TextCollector();
+    this.#stripper = new ReasoningStreamStripper({ enforceFinalTag: this.#options.enforceFinalTag ?? false });
+    this.#partial = new PartialText(this.#silentToken, this.#publishPartial);
+    this.#finalSkeleton = new FinalTextSkeleton();
     this.#blockCarry = new BlockDirectiveCarry(this.#payloadOptions);
   }
 
@@ -426,6 +440,7 @@ export class ReplyStream {
     this.#throwDeferred();
     this.#applyPending();
     if (!this.#messageOpen && errorMessage === undefined) return;
+    this.#piecesFresh = false;
     this.#applyStripped(this.#stripper.finish(), true);
     this.#drainBlocks(true);
     this.#messageOpen = false;
