@@ -10,7 +10,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { SessionStoreError, StoreOpenError } from "../errors.ts";
 import { ensurePrivateDatabase, ensurePrivateDir } from "../private-files.ts";
-import { createDatabaseWhole } from "./new-database.ts";
+import { createDatabaseWhole, removeStaleCreations } from "./new-database.ts";
 
 /**
  * `normal` (the default): in WAL mode every commit is written to the WAL before it returns, so it survives a
@@ -78,6 +78,7 @@ export function openSqliteFile(
   } catch (error) {
     throw new StoreOpenError(path, `cannot create its folder (${describe(error)})`, { cause: error });
   }
+  if (initialize !== undefined) removeStaleCreations(path);
   if (initialize !== undefined && !existsSync(path)) {
     try {
       createDatabaseWhole(path, initialize);

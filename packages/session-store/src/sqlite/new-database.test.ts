@@ -1,5 +1,17 @@
+// Tests of creating a missing database whole (new-database.ts): the linked image, a concurrent creator, a
+// failing schema, leftovers of a database removed by hand after a crash, and temporary files left by a kill.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  linkSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -7,7 +19,7 @@ import { describe, expect, it } from "vitest";
 import { SQLITE_LATEST_SCHEMA_VERSION } from "../migrations/sqlite-compiled.ts";
 import { migrateSqlite } from "../migrator.ts";
 import { openSqliteFile } from "./connection.ts";
-import { createDatabaseWhole } from "./new-database.ts";
+import { createDatabaseWhole, removeStaleCreations } from "./new-database.ts";
 
 const scratch = () => mkdtempSync(join(tmpdir(), "session-store-new-database-"));
 const schema = (path: string) => (db: Database.Database) => migrateSqlite(db, path, "controlPlane");
@@ -108,5 +120,60 @@ describe("a missing database built whole (createDatabaseWhole)", () => {
     } finally {
       db.close();
     }
+  });
+
+  it("does not revive an old WAL left beside a database removed by hand: SQLite's in-place creation drops it", () => {
+    const dir = scratch();
+    const path = join(dir, "kernel.sqlite");
+    const old = new Database(path);
+    old.pragma("journal_mode = WAL");
+    old.pragma("wal_autocheckpoint = 0");
+    old.exec("CREATE TABLE old_data (x); INSERT INTO old_data VALUES ('revived');");
+    // the WAL as a crash would leave it (a clean close checkpoints and removes it)
+    copyFileSync(`${path}-wal`, join(dir, "kept-wal"));
+    old.close();
+    rmSync(path);
+    copyFileSync(join(dir, "kept-wal"), `${path}-wal`);
+    expect(createDatabaseWhole(path, schema(path))).toBe(false);
+    const db = openSqliteFile(path, {}, dir, schema(path));
+    try {
+      migrateSqlite(db, path, "controlPlane");
+      expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'old_data'").all()).toEqual([]);
+      expect(db.prepare("SELECT MAX(version) FROM schema_migrations").pluck().get()).toBe(
+        SQLITE_LATEST_SCHEMA_VERSION,
+      );
+    } finally {
+      db.close();
+    }
+  });
+
+  it("removes temporary files of creators that are gone, including a second link to the database", () => {
+    const dir = scratch();
+    const path = join(dir, "kernel.sqlite");
+    openSqliteFile(path, {}, dir, schema(path)).close();
+    // a kill between writing and linking (pid of a finished process), a kill between linking and removing
+    const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    });
+    const deadPid = Number(gone.stdout);
+    writeFileSync(join(dir, `.kernel.sqlite.creating-${deadPid}-0badc0de`), "partial image");
+    linkSync(path, join(dir, `.kernel.sqlite.creating-${deadPid}-0000beef`));
+    // one of a live creator (this process) is left alone while young, removed once old
+    const live = join(dir, `.kernel.sqlite.creating-${process.pid}-00000001`);
+    writeFileSync(live, "in progress");
+    writeFileSync(join(dir, ".other.sqlite.creating-1-00000002"), "another database's");
+    removeStaleCreations(path);
+    expect(readdirSync(dir).sort()).toEqual(
+      [
+        `.kernel.sqlite.creating-${process.pid}-00000001`,
+        ".other.sqlite.creating-1-00000002",
+        "kernel.sqlite",
+      ].sort(),
+    );
+    expect(statSync(path).nlink).toBe(1);
+    utimesSync(live, new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
+    openSqliteFile(path, {}, dir, schema(path)).close();
+    expect(readdirSync(dir).sort()).toEqual([".other.sqlite.creating-1-00000002", "kernel.sqlite"]);
   });
 });

@@ -8,11 +8,29 @@
 // Why: created in place, a new database costs four fsyncs before its first write (SQLite switches the empty
 // file to WAL through a rollback journal: the journal twice, its folder, the file), and the schema's pages go
 // through the WAL and are copied back at the close. Here the whole file costs one fsync. No fsync of the
-// folder is needed for the link: until the database's first commit nothing in it was promised (a power loss
-// before then loses an empty schema, made again by the next open), and that commit creates the WAL, whose
-// creation SQLite syncs along with the folder — which makes the link durable with it.
+// folder is needed for the link: SQLite syncs the folder at the first sync of the WAL it creates (the first
+// commit with `synchronous=FULL`, the first checkpoint with NORMAL), which makes the link durable with it, and
+// nothing in the file is promised before then (a power loss loses an empty schema, made again by the next open;
+// with NORMAL a power loss makes no promise before a checkpoint anyway).
+//
+// Not built whole when a -wal, -shm or -journal file of that name is left over (a database removed by hand
+// after a crash): SQLite deletes those when it opens an empty file, but a complete image marked WAL would have
+// the old WAL replayed into it. A temporary file left by a creator killed mid-way (or a second link to the new
+// database, when the kill came between the link and the removal) is removed by the next open
+// (removeStaleCreations).
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fsyncSync, linkSync, openSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 
@@ -25,6 +43,13 @@ const WRITE_VERSION_OFFSET = 18;
 const READ_VERSION_OFFSET = 19;
 const WAL_FORMAT = 2;
 
+/** A creation's temporary file older than this is a leftover, whoever made it (a creation takes milliseconds). */
+const STALE_CREATION_MS = 60_000;
+
+function creationPrefix(path: string): string {
+  return `.${basename(path)}.creating-`;
+}
+
 /**
  * Builds the database at `path` when it is missing: `initialize` runs on a new, empty (in-memory) database.
  * Returns `false` when the file system cannot link (nothing was created: the caller creates the file in place),
@@ -32,6 +57,7 @@ const WAL_FORMAT = 2;
  * throws, leaving nothing behind.
  */
 export function createDatabaseWhole(path: string, initialize: (db: Database.Database) => void): boolean {
+  if (existsSync(`${path}-wal`) || existsSync(`${path}-shm`) || existsSync(`${path}-journal`)) return false;
   const built = new Database(":memory:");
   let image: Buffer;
   try {
@@ -44,7 +70,7 @@ export function createDatabaseWhole(path: string, initialize: (db: Database.Data
   image[READ_VERSION_OFFSET] = WAL_FORMAT;
   const temporary = join(
     dirname(path),
-    `.${basename(path)}.creating-${process.pid}-${randomBytes(4).toString("hex")}`,
+    `${creationPrefix(path)}${process.pid}-${randomBytes(4).toString("hex")}`,
   );
   // O_EXCL: the temporary name is this call's alone; 0600 like every database file (SQLite's -wal and -shm
   // take its mode).
@@ -63,5 +89,42 @@ export function createDatabaseWhole(path: string, initialize: (db: Database.Data
   } finally {
     closeSync(fd);
     rmSync(temporary, { force: true });
+  }
+}
+
+/**
+ * Removes what creations of `path` killed mid-way left in its folder: temporary files whose process is gone or
+ * that are older than a minute (after a kill between the link and the removal, the temporary name is a second
+ * link to the database, which SQLite warns about and a backup would copy stale). Best effort: errors are ignored.
+ */
+export function removeStaleCreations(path: string): void {
+  const prefix = creationPrefix(path);
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const file = join(dirname(path), name);
+    const pid = Number(name.slice(prefix.length).split("-")[0]);
+    try {
+      if (processGone(pid) || Date.now() - statSync(file).mtimeMs > STALE_CREATION_MS)
+        rmSync(file, { force: true });
+    } catch {
+      // removed meanwhile, or not ours to remove
+    }
+  }
+}
+
+function processGone(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as { code?: unknown }).code === "ESRCH";
   }
 }
