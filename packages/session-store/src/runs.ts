@@ -100,8 +100,18 @@ export interface RunEvent {
  */
 export class RunEventJson {
   readonly json: string;
+  /**
+   * Throws a `TypeError` when `json` is not the text of one JSON value. A text with line breaks (pretty-printed)
+   * is kept as its one-line serialisation: the run journal keeps one write per line.
+   */
   constructor(json: string) {
-    this.json = json;
+    let value: unknown;
+    try {
+      value = JSON.parse(json);
+    } catch (error) {
+      throw new TypeError(`RunEventJson: not the text of one JSON value (${(error as Error).message})`);
+    }
+    this.json = json.includes("\n") || json.includes("\r") ? JSON.stringify(value) : json;
   }
   toJSON(): unknown {
     return JSON.parse(this.json);
@@ -110,7 +120,8 @@ export class RunEventJson {
 
 /** The text an event's data is stored as: `RunEventJson`'s own, else the data serialised. */
 export function runEventDataText(data: unknown): string {
-  return data instanceof RunEventJson ? data.json : JSON.stringify(data ?? null);
+  // JSON.stringify answers undefined for a function or a symbol: stored as null, as inside an array
+  return data instanceof RunEventJson ? data.json : (JSON.stringify(data ?? null) ?? "null");
 }
 
 /**

@@ -173,4 +173,27 @@ describe("event data in run journal lines", () => {
     }
     expect(storedData(dir, "r1")).toEqual([asciiText]);
   });
+
+  it("keeps a pretty-printed text to one journal line, and refuses a text that is not one JSON value", async () => {
+    const pretty = JSON.stringify(value, null, 2);
+    expect(pretty).toContain("\n");
+    expect(new RunEventJson(pretty).json).toBe(JSON.stringify(value));
+    expect(new RunEventJson(asciiText).json).toBe(asciiText);
+    for (const bad of ['{"a":1', '1},{"seq":9,"ts":1,"stream":"x","d":2', ""]) {
+      expect(() => new RunEventJson(bad)).toThrow(/RunEventJson: not the text of one JSON value/);
+    }
+    const dir = stateDir();
+    const store = await open(dir);
+    await store.runs.start({ ...ref, runId: "pretty", entryPoint: "agent" });
+    await store.runs.appendEvents("pretty", [
+      { seq: 0, ts: 1, stream: "lifecycle", data: new RunEventJson(pretty) },
+    ]);
+    // The journal, as a crash before the fold would leave it for the next opener, reads whole.
+    const [journal] = listRunJournals(controlPlanePath(dir));
+    const read = readRunJournal(journal?.path ?? "");
+    expect(read.problems).toEqual([]);
+    expect(read.ops.map(({ op }) => op.o)).toEqual(["start", "events"]);
+    await nextImmediate();
+    expect((await store.runs.events("pretty"))[0]?.data).toEqual(value);
+  });
 });
