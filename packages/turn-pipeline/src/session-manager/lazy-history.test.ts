@@ -324,4 +324,24 @@ describe("a manager holding the context only (lazy-history.ts)", () => {
       latestOnBranch(reference(transcript), "thinking_level_change")?.id,
     );
   });
+
+  it("keeps every memo of up to eight matchers of one type (the bound drops memos only for a ninth)", () => {
+    const steps: Step[] = [];
+    for (let n = 0; n < 30; n++) steps.push({ kind: "user", n: 0 }, { kind: "assistant", n: 1 });
+    const transcript = storedSession(steps);
+    const manager = bind(transcript).sessionManager;
+    const firstMessage = transcript.getEntries().find((entry) => entry.type === "message");
+    let looked = 0;
+    const matchers = Array.from({ length: 8 }, () => (entry: SessionEntry): boolean => {
+      looked += 1;
+      return entry.id === firstMessage?.id;
+    });
+    for (const matcher of matchers)
+      expect(latestOnBranch(manager, "message", matcher)?.id).toBe(firstMessage?.id);
+    manager.appendMessage(user("again"));
+    looked = 0;
+    for (const matcher of matchers)
+      expect(latestOnBranch(manager, "message", matcher)?.id).toBe(firstMessage?.id);
+    expect(looked).toBe(8);
+  });
 });

@@ -165,7 +165,7 @@ export function latestOnBranch(
   // What an earlier call found holds until an entry pushed since matches: the tail is only appended to
   // while the omitted part stays as it was (a widening moves omitted entries to the tail's start, so the
   // tail's first entry tells; the omitted part's count is not read here: it may be read from the store).
-  const memos = latestMemosOf(state, type);
+  const memos = latestMemosOf(state, type, matches);
   const memo = memos.get(matches);
   const from =
     memo !== undefined &&
@@ -227,15 +227,20 @@ const latestMemos = new WeakMap<LazyState, Map<string, Map<(entry: SessionEntry)
 
 const MAX_MATCHERS_PER_TYPE = 8;
 
-function latestMemosOf(state: LazyState, type: string): Map<(entry: SessionEntry) => boolean, LatestMemo> {
+function latestMemosOf(
+  state: LazyState,
+  type: string,
+  matches: (entry: SessionEntry) => boolean,
+): Map<(entry: SessionEntry) => boolean, LatestMemo> {
   let byType = latestMemos.get(state);
   if (byType === undefined) {
     byType = new Map();
     latestMemos.set(state, byType);
   }
   let memos = byType.get(type);
-  // A caller passing a new matcher each call would only add memos never found again: bounded.
-  if (memos === undefined || memos.size >= MAX_MATCHERS_PER_TYPE) {
+  // A caller passing a new matcher each call would only add memos never found again: bounded (a matcher already
+  // kept keeps its memo at the bound).
+  if (memos === undefined || (memos.size >= MAX_MATCHERS_PER_TYPE && !memos.has(matches))) {
     memos = new Map();
     byType.set(type, memos);
   }
