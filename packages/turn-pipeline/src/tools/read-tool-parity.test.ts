@@ -3,11 +3,9 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createReadToolDefinition } from "@earendil-works/pi-coding-agent";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hostPathView } from "./path-view.ts";
-import { createBoundedReadTool } from "./read-tool.ts";
+import { type Outcome, ourOutcome, piOutcome, type ReadParams } from "./read-tool.test-helpers.ts";
 
 let base: string;
 let ws: string;
@@ -20,40 +18,6 @@ beforeEach(() => {
 afterEach(() => {
   rmSync(base, { recursive: true, force: true });
 });
-
-type ReadParams = { path: string; offset?: number; limit?: number };
-
-/** What a read tool gave the model: its text, or the message of the error it threw. */
-type Outcome = { readonly text: string } | { readonly error: string };
-
-async function outcome(
-  run: () => Promise<{ content: readonly { type: string; text?: string }[] }>,
-): Promise<Outcome> {
-  try {
-    const result = await run();
-    return {
-      text: result.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join(""),
-    };
-  } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-/** pi's own read tool on a file of `dir`, and ours over the same directory. */
-const piOutcome = (dir: string, params: ReadParams) =>
-  outcome(() =>
-    createReadToolDefinition(dir).execute("pi", params, undefined, undefined, undefined as never),
-  );
-const ourOutcome = (dir: string, params: ReadParams) =>
-  outcome(() =>
-    createBoundedReadTool(hostPathView(dir)).execute(
-      "ours",
-      params,
-      undefined,
-      undefined,
-      undefined as never,
-    ),
-  );
 
 describe("createBoundedReadTool: the same output as pi's read", () => {
   /** Writes `content` and reads it with pi's read tool and with ours (an undefined parameter left out). */

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { createReadToolDefinition } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hostPathView, type PathView } from "./path-view.ts";
+import { ourOutcome, piOutcome } from "./read-tool.test-helpers.ts";
 import { type BoundedReadDetails, type BoundedReadToolOptions, createBoundedReadTool } from "./read-tool.ts";
 
 let base: string;
@@ -49,40 +50,6 @@ async function read(
     details: result.details,
   };
 }
-
-type ReadParams = { path: string; offset?: number; limit?: number };
-
-/** What a read tool gave the model: its text, or the message of the error it threw. */
-type Outcome = { readonly text: string } | { readonly error: string };
-
-async function outcome(
-  run: () => Promise<{ content: readonly { type: string; text?: string }[] }>,
-): Promise<Outcome> {
-  try {
-    const result = await run();
-    return {
-      text: result.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join(""),
-    };
-  } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-/** pi's own read tool on a file of `dir`, and ours over the same directory. */
-const piOutcome = (dir: string, params: ReadParams) =>
-  outcome(() =>
-    createReadToolDefinition(dir).execute("pi", params, undefined, undefined, undefined as never),
-  );
-const ourOutcome = (dir: string, params: ReadParams) =>
-  outcome(() =>
-    createBoundedReadTool(hostPathView(dir)).execute(
-      "ours",
-      params,
-      undefined,
-      undefined,
-      undefined as never,
-    ),
-  );
 
 const numbered = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, index) => `line ${from + index}`);
