@@ -8,7 +8,7 @@ import type { Selectable } from "kysely";
 import { IdempotencyConflictError } from "../errors.ts";
 import { type RunEvent, type RunUpdate, runEventDataText } from "../runs.ts";
 import type { RunsTable } from "../schema.ts";
-import type { JournaledEvent, JournaledStart } from "./run-journal.ts";
+import type { JournaledEvent, JournaledStart, JournaledUpdateValues } from "./run-journal.ts";
 
 export type RunRow = Selectable<RunsTable>;
 
@@ -19,15 +19,8 @@ export interface KnownRun {
   readonly events: Map<number, string>;
 }
 
-export type UpdateValues = [
-  provider: string | null,
-  model: string | null,
-  thinkingLevel: string | null,
-  fallbackChain: string | null,
-  authProfileId: string | null,
-  usage: string | null,
-  costUsd: number | null,
-];
+/** An update's column values, in `UPDATE_COLUMNS` order: the journal's own tuple (run-journal.ts). */
+export type UpdateValues = JournaledUpdateValues;
 
 /** `COALESCE(?, column)`: an absent field (bound as NULL) leaves the column as it is; no field is ever null. */
 export const UPDATE_COLUMNS =
